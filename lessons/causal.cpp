@@ -1,0 +1,235 @@
+// Lesson: causal attention (Raschka 3.5).
+//
+// A language model predicts the next token, so token t may only look at tokens 0..t. The mask
+// sets the scores of later tokens to -inf before softmax; their weights become exactly 0. The
+// lesson shows the mask, the masked softmax, the book's other route (mask after softmax, then
+// renormalise), what the articles' different fill values do, and a proof that nothing leaks
+// from the future.
+//
+// Legend: B batch, T tokens, d_in embedding width, d_out projection width (= d_k, one head).
+#include <limits>
+
+#include <xtensor/xview.hpp>
+
+#include "core/attention.hpp"
+#include "core/linear.hpp"
+#include "core/mask.hpp"
+#include "core/matmul.hpp"
+#include "core/softmax.hpp"
+#include "lessons/checks.hpp"
+#include "lessons/inputs.hpp"
+#include "lessons/registry.hpp"
+
+namespace attn {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+struct CausalRun {
+  Ten3 queries, keys, values;  // (B, T, d_out)
+  Ten3 attn_scores;            // (B, T, T)
+  Ten3 masked;                 // (B, T, T), -inf above the diagonal
+  Ten3 attn_weights;           // (B, T, T)
+  Ten3 context_vec;            // (B, T, d_out)
+};
+
+// The whole causal single-head forward pass, so it can be run twice for the leak test.
+CausalRun forward(const Ten3& x, const Linear& W_query, const Linear& W_key, const Linear& W_value) {
+  CausalRun r;
+  r.queries = linear(W_query, x);                   // (B, T, d_in) -> (B, T, d_out)
+  r.keys = linear(W_key, x);                        // (B, T, d_out)
+  r.values = linear(W_value, x);                    // (B, T, d_out)
+  r.attn_scores = matmul_bt(r.queries, r.keys);    // (B, T, d_out) @ (B, d_out, T) -> (B, T, T)
+  const std::size_t T = x.shape()[1], d_k = r.keys.shape()[2];
+  r.masked = masked_fill(r.attn_scores, causal_mask(T), kNegInf);  // (B, T, T)
+  r.attn_weights = softmax_rows(scale_scores(r.masked, d_k));      // (B, T, T)
+  r.context_vec = matmul(r.attn_weights, r.values);                // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
+  return r;
+}
+
+// Largest weight above the diagonal, over every batch entry: 0 when the mask worked.
+float max_above_diagonal(const Ten3& w) {
+  float m = 0.0f;
+  for (std::size_t b = 0; b < w.shape()[0]; ++b)
+    for (std::size_t i = 0; i < w.shape()[1]; ++i)
+      for (std::size_t j = i + 1; j < w.shape()[2]; ++j) m = std::fmax(m, std::fabs(w(b, i, j)));
+  return m;
+}
+
+}  // namespace
+
+void lesson_causal(const LessonOptions& opts, report::Report& out) {
+  const std::uint64_t seed = opts.seed.value_or(789);  // the book's seed for 3.5
+  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
+  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
+  const std::size_t B = size_option(opts.batch, 1, "--batch");
+  const BatchView view(opts.batch.has_value());
+
+  const TokenInput input = token_input(opts, d_in);
+  const std::size_t T = input.tokens.size();
+  const auto& tok = input.tokens;
+  check_size("attn_scores", {B, T, T}, opts.shapes_only, "--batch, --seq-len");
+  check_size("W_query.weight", {d_out, d_in}, opts.shapes_only, "--d-in, --d-out");
+  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
+
+  const std::string din = std::to_string(d_in), dout = std::to_string(d_out);
+  const std::string linear = "nn.Linear(" + din + ", " + dout + ", bias=False)";
+  out.header = {"causal", "Causal attention: no peeking at the future",
+                "Raschka, Build a Large Language Model (From Scratch), 3.5",
+                {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + din,
+                 "d_out " + dout, "batch " + std::to_string(B)},
+                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                 "W_query = " + linear + "; W_key = " + linear + "; W_value = " + linear}};
+
+  const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
+  {
+    auto& s = out.stage("Inputs: one embedding per token", "x = embed(tokens)");
+    view.show(s, "x", x, tok);
+    s.note(input.origin);
+  }
+
+  // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers.
+  TorchGenerator gen(seed);
+  const Linear W_query = make_linear(gen, d_in, d_out, false);  // weight (d_out, d_in)
+  const Linear W_key = make_linear(gen, d_in, d_out, false);    // weight (d_out, d_in)
+  const Linear W_value = make_linear(gen, d_in, d_out, false);  // weight (d_out, d_in)
+  const CausalRun r = forward(x, W_query, W_key, W_value);
+  {
+    auto& s = out.stage("Queries, keys and values from nn.Linear",
+                        "queries = x @ W_query.weight^T  (likewise keys, values)");
+    view.in(s, "x", x);
+    s.show("W_query.weight", W_query.weight).show("W_key.weight", W_key.weight).show("W_value.weight", W_value.weight);
+    view.show(s, "queries", r.queries, tok);
+    view.show(s, "keys", r.keys, tok);
+    view.show(s, "values", r.values, tok);
+    s.note("nn.Linear stores its weight as (out, in) = (" + dout + ", " + din +
+           ") and computes x @ weight^T. Drawn after torch.manual_seed(" + std::to_string(seed) +
+           ") in the order query, key, value, so PyTorch gives these very numbers.");
+  }
+  {
+    auto& s = out.stage("Attention scores", "attn_scores = queries @ keys^T");
+    view.in(s, "queries", r.queries);
+    view.in(s, "keys", r.keys);
+    view.show(s, "attn_scores", r.attn_scores, tok, tok);
+    s.note("Every entry above the diagonal is a token looking at a later one. A model trained "
+           "to predict the next word would cheat by reading it there.");
+  }
+  const Mat mask = causal_mask(T);  // (T, T)
+  {
+    auto& s = out.stage("The causal mask", "mask = torch.triu(torch.ones(T, T), diagonal=1)");
+    s.show("mask", mask, tok, tok);
+    s.note("1 marks the future: row t has ones in columns t+1 .. T. The diagonal stays 0, so "
+           "every token can still see itself and the first token sees only itself.");
+  }
+  {
+    auto& s = out.stage("Scores with the future set to -inf",
+                        "masked = attn_scores.masked_fill(mask.bool(), -inf)");
+    view.in(s, "attn_scores", r.attn_scores);
+    s.in("mask", mask);
+    view.show(s, "masked", r.masked, tok, tok);
+    s.note("exp(-inf) is exactly 0, so these positions will get no weight at all; the other "
+           "scores are untouched.");
+  }
+  const Ten3 scaled = scale_scores(r.masked, d_out);  // (B, T, T)
+  {
+    auto& s = out.stage("Softmax of the masked, scaled scores",
+                        "attn_weights = softmax(masked / sqrt(d_k), dim=-1)");
+    view.in(s, "masked", r.masked);
+    view.show(s, "attn_weights", r.attn_weights, tok, tok);
+    view.show(s, "attn_weights.sum(dim=-1)", row_sums(r.attn_weights), tok);
+    s.check("every weight above the diagonal is 0 (max = " +
+            report::scientific(max_above_diagonal(r.attn_weights), 2) + ")");
+    s.check(rows_sum_to_one("attn_weights", r.attn_weights));
+    s.note("Row 1 puts all its weight on the first token; row t spreads it over tokens 1..t only.");
+  }
+
+  // The book's first route: mask after softmax, then renormalise.
+  const Ten3 unmasked = softmax_rows(scale_scores(r.attn_scores, d_out));  // (B, T, T)
+  const Mat tril = lower_triangle(T);                                      // (T, T)
+  Ten3 zeroed = unmasked;                                                  // (B, T, T)
+  masked_fill_inplace(zeroed.data(), B, mask, 0.0f);
+  const Mat kept = row_sums(zeroed);                                       // (B, T)
+  Ten3 renormalised = zeroed;                                              // (B, T, T)
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t j = 0; j < T; ++j) renormalised(b, i, j) /= kept(b, i);
+  {
+    auto& s = out.stage("The other route: softmax first, then mask and renormalise",
+                        "w = softmax(attn_scores / sqrt(d_k), dim=-1)\n"
+                        "attn_weights_2 = (w * tril) / (w * tril).sum(dim=-1, keepdim=True)");
+    view.in(s, "attn_scores", r.attn_scores);
+    s.in("tril", tril);
+    view.show(s, "w * tril", zeroed, tok, tok);
+    view.show(s, "attn_weights_2", renormalised, tok, tok);
+    s.check("attn_weights_2 equals attn_weights: " + max_diff_text(renormalised, r.attn_weights));
+    s.note("The two routes agree because softmax's denominator cancels: dividing the kept "
+           "exp(score) by their own sum is exactly softmax over the kept scores. The -inf route "
+           "does it in one pass.");
+  }
+
+  // Fill values used by the articles: -inf (Raschka, Rakesh), -1e9 (the Llama walk-through),
+  // -1e10 (Phillips).
+  {
+    auto& s = out.stage("Fill values: -inf, -1e9, -1e10",
+                        "softmax(attn_scores.masked_fill(mask.bool(), fill) / sqrt(d_k), dim=-1)");
+    view.in(s, "attn_scores", r.attn_scores);
+    std::vector<std::vector<std::string>> rows;
+    const std::pair<float, const char*> fills[] = {{-1e9f, "-1e9"}, {-1e10f, "-1e10"}};
+    for (const auto& [fill, name] : fills) {
+      const Ten3 w = softmax_rows(scale_scores(masked_fill(r.attn_scores, mask, fill), d_out));  // (B, T, T)
+      s.check(std::string("fill ") + name + " gives the same attn_weights as -inf: " +
+              max_diff_text(w, r.attn_weights));
+    }
+    // A query with nothing to look at: every score of its row masked.
+    Mat row(std::array<std::size_t, 2>{3, T});  // (3, T): one row per fill value
+    const float all_fills[] = {kNegInf, -1e9f, -1e10f};
+    for (std::size_t f = 0; f < 3; ++f)
+      for (std::size_t j = 0; j < T; ++j) row(f, j) = all_fills[f];
+    const Mat fully_masked = softmax_rows(row);  // (3, T)
+    s.note("Now a row with nothing to look at: every score masked, filled with -inf, -1e9 and "
+           "-1e10 in turn (one row each).");
+    s.show("fully_masked", row, {"-inf", "-1e9", "-1e10"}, tok);
+    s.show("softmax(fully_masked, dim=-1)", fully_masked, {"-inf", "-1e9", "-1e10"}, tok);
+    s.table({"fill", "used by", "ordinary rows", "a fully masked row becomes"},
+            {{"-inf", "Raschka 3.5, Rakesh, Evolution of Attention", "identical", "NaN (0/0)"},
+             {"-1e9", "the Llama-3.2-3B walk-through", "identical", "uniform, 1/T each"},
+             {"-1e10", "Phillips", "identical", "uniform, 1/T each"}});
+    s.note("On ordinary rows the three agree to the last bit: exp(-1e9 - max) underflows to 0 "
+           "just like exp(-inf). They differ only when a whole row is masked (a padding query, "
+           "or a mask that hides the diagonal): -inf leaves 0/0 = NaN, which then spreads "
+           "through every later layer, while a large finite fill quietly spreads the weight "
+           "evenly.");
+  }
+  {
+    auto& s = out.stage("Context vectors", "context_vec = attn_weights @ values");
+    view.in(s, "attn_weights", r.attn_weights);
+    view.in(s, "values", r.values);
+    view.show(s, "context_vec", r.context_vec, tok);
+    s.note("Row t mixes the values of tokens 1..t only.");
+  }
+
+  // Proof that nothing leaks: change the last token's input, recompute, compare.
+  Ten3 x_changed = x;  // (B, T, d_in)
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t k = 0; k < d_in; ++k) x_changed(b, T - 1, k) += 1.0f;
+  const CausalRun changed = forward(x_changed, W_query, W_key, W_value);
+  {
+    auto& s = out.stage("Nothing leaks from the future",
+                        "x'[:, T-1] = x[:, T-1] + 1;  context_vec' = causal_attention(x')");
+    view.in(s, "x'", x_changed);
+    view.show(s, "context_vec'", changed.context_vec, tok);
+    if (T > 1) {
+      const auto earlier = xt::view(changed.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
+      const auto before = xt::view(r.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
+      const Ten3 a = earlier, b = before;  // (B, T-1, d_out)
+      s.check("rows 1.." + std::to_string(T - 1) + " unchanged: " + max_diff_text(a, b) + " (exactly 0)");
+    }
+    const Ten3 last_after = xt::view(changed.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
+    const Ten3 last_before = xt::view(r.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
+    s.check("row " + std::to_string(T) + " (\"" + tok[T - 1] + "\") changed: " + max_diff_text(last_after, last_before));
+    s.note("Only the last token's own output moved. Every earlier row is bit-for-bit the same, "
+           "because the changed token reached them only through weights that are exactly 0.");
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,280 @@
+// Lesson: multi-head attention with one fused projection (Raschka 3.6.2, Phillips).
+//
+// Instead of h separate attention modules, one wide projection per role is computed and its
+// d_out columns are re-read as h heads of d_k: a view, then a transpose so each head sees all
+// tokens. Attention runs per (batch, head) pair; the heads are transposed back, merged and
+// mixed by out_proj. The lesson then shows that this equals h separate single-head attentions,
+// and what goes wrong when the transpose is skipped.
+//
+// Legend: B batch, T tokens, d_in embedding width, d_out = h * d_k, h heads, d_k head width.
+#include <algorithm>
+#include <limits>
+
+#include <xtensor/xview.hpp>
+
+#include "core/attention.hpp"
+#include "core/heads.hpp"
+#include "core/linear.hpp"
+#include "core/mask.hpp"
+#include "core/matmul.hpp"
+#include "core/softmax.hpp"
+#include "lessons/checks.hpp"
+#include "lessons/inputs.hpp"
+#include "lessons/registry.hpp"
+
+namespace attn {
+namespace {
+
+struct Projections {
+  Linear W_query, W_key, W_value, out_proj;
+};
+
+// Rows [i * d_k, (i + 1) * d_k) of a fused layer: the part of it that belongs to head i.
+Linear head_slice(const Linear& fused, std::size_t i, std::size_t d_k) {
+  Linear part;
+  part.weight = xt::view(fused.weight, xt::range(i * d_k, (i + 1) * d_k), xt::all());  // (d_k, d_in)
+  if (fused.has_bias()) part.bias = xt::view(fused.bias, xt::range(i * d_k, (i + 1) * d_k));  // (d_k,)
+  return part;
+}
+
+// (B, T, d) -> (B, 1, T, d): one head's tensor in the layout attention expects.
+Ten4 as_single_head(const Ten3& t) {
+  Ten4 out = xt::empty<float>({t.shape()[0], std::size_t{1}, t.shape()[1], t.shape()[2]});  // (B, 1, T, d)
+  std::copy(t.begin(), t.end(), out.begin());
+  return out;
+}
+
+std::string yes_no(bool b) { return b ? "True" : "False"; }
+
+}  // namespace
+
+void lesson_heads(const LessonOptions& opts, report::Report& out) {
+  const std::uint64_t seed = opts.seed.value_or(123);  // the book's seed for 3.6.2
+  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
+  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
+  const std::size_t h = size_option(opts.heads, 2, "--heads");
+  const std::size_t B = size_option(opts.batch, 2, "--batch");  // the book stacks two copies
+  const bool causal = opts.causal.value_or(true);
+  if (d_out % h != 0)
+    throw UsageError("--heads must divide --d-out", "--heads", "a divisor of " + std::to_string(d_out),
+                     std::to_string(h));
+  const std::size_t d_k = d_out / h;
+
+  const TokenInput input = token_input(opts, d_in);
+  const std::size_t T = input.tokens.size();
+  const auto& tok = input.tokens;
+  check_size("attn_scores", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
+  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
+  check_size("W_query.weight", {d_out, d_in}, opts.shapes_only, "--d-in, --d-out");
+  check_size("out_proj.weight", {d_out, d_out}, opts.shapes_only, "--d-out");
+
+  const std::string din = std::to_string(d_in), dout = std::to_string(d_out);
+  const std::string qkv = "nn.Linear(" + din + ", " + dout + ", bias=" + yes_no(opts.qkv_bias) + ")";
+  out.header = {"heads", "Multi-head attention: split, attend, merge",
+                "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
+                {"seed " + std::to_string(seed), "batch " + std::to_string(B), "tokens " + std::to_string(T),
+                 "d_in " + din, "d_out " + dout, "heads " + std::to_string(h), "d_k " + std::to_string(d_k),
+                 std::string("causal ") + yes_no(causal), std::string("qkv_bias ") + yes_no(opts.qkv_bias)},
+                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                 "W_query = " + qkv + "; W_key = " + qkv + "; W_value = " + qkv,
+                 "out_proj = nn.Linear(" + dout + ", " + dout + ")",
+                 "(the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
+                     ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(opts.qkv_bias) +
+                     ") builds the same four layers in this order" + (causal ? ")" : "; it always masks)")}};
+
+  const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
+  {
+    auto& s = out.stage("Inputs: a batch of token embeddings", "x = torch.stack([embed(tokens)] * B)");
+    s.show("x", x, tok);
+    s.note(input.origin);
+    s.note("The batch axis is real: every step below runs on all " + std::to_string(B) +
+           " sequences at once, as the book's torch.stack((inputs, inputs)) does.");
+  }
+
+  // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them.
+  TorchGenerator gen(seed);
+  Projections p;
+  p.W_query = make_linear(gen, d_in, d_out, opts.qkv_bias);  // weight (d_out, d_in)
+  p.W_key = make_linear(gen, d_in, d_out, opts.qkv_bias);    // weight (d_out, d_in)
+  p.W_value = make_linear(gen, d_in, d_out, opts.qkv_bias);  // weight (d_out, d_in)
+  p.out_proj = make_linear(gen, d_out, d_out, true);         // weight (d_out, d_out)
+  {
+    auto& s = out.stage("Weights: one fused projection per role, plus out_proj",
+                        "W_query, W_key, W_value = nn.Linear(d_in, d_out); out_proj = nn.Linear(d_out, d_out)");
+    s.show("W_query.weight", p.W_query.weight);
+    if (opts.qkv_bias) s.show("W_query.bias", p.W_query.bias);
+    s.show("W_key.weight", p.W_key.weight);
+    if (opts.qkv_bias) s.show("W_key.bias", p.W_key.bias);
+    s.show("W_value.weight", p.W_value.weight);
+    if (opts.qkv_bias) s.show("W_value.bias", p.W_value.bias);
+    s.show("out_proj.weight", p.out_proj.weight).show("out_proj.bias", p.out_proj.bias);
+    s.note("Head i (counting from 0) will use rows [i*d_k : (i+1)*d_k] of each (d_out, d_in) weight, "
+           "with d_k = " + std::to_string(d_k) + ": the " + std::to_string(h) +
+           " heads are already inside one matrix.");
+  }
+
+  const Ten3 queries = linear(p.W_query, x);  // (B, T, d_in) -> (B, T, d_out)
+  const Ten3 keys = linear(p.W_key, x);       // (B, T, d_out)
+  const Ten3 values = linear(p.W_value, x);   // (B, T, d_out)
+  {
+    auto& s = out.stage("Fused projections", std::string("queries = x @ W_query.weight^T") +
+                                                 (opts.qkv_bias ? " + W_query.bias" : "") + "  (likewise keys, values)");
+    s.in("x", x);
+    s.show("queries", queries, tok).show("keys", keys, tok).show("values", values, tok);
+  }
+
+  const Ten4 q_view = split_heads(queries, h);  // (B, T, d_out) -> (B, T, h, d_k)
+  const Ten4 k_view = split_heads(keys, h);     // (B, T, h, d_k)
+  const Ten4 v_view = split_heads(values, h);   // (B, T, h, d_k)
+  {
+    auto& s = out.stage("Split into heads", "queries.view(B, T, h, d_k)  (likewise keys, values)");
+    s.in("queries", queries);
+    s.show("queries.view(B, T, h, d_k)", q_view);
+    s.note("Nothing moves in memory: the last axis of " + std::to_string(d_out) + " is read as " +
+           std::to_string(h) + " heads of " + std::to_string(d_k) + ". Each block above is one token, "
+           "each row inside it one head.");
+  }
+
+  const Ten4 q_heads = swap_token_head_axes(q_view);  // (B, T, h, d_k) -> (B, h, T, d_k)
+  const Ten4 k_heads = swap_token_head_axes(k_view);  // (B, h, T, d_k)
+  const Ten4 v_heads = swap_token_head_axes(v_view);  // (B, h, T, d_k)
+  {
+    auto& s = out.stage("Heads before tokens", "q_heads = queries.view(B, T, h, d_k).transpose(1, 2)");
+    s.in("queries.view(B, T, h, d_k)", q_view);
+    s.show("q_heads", q_heads, tok);
+    s.note("Now each (batch, head) block is a (T, d_k) matrix with one row per token: exactly "
+           "the shape single-head attention works on, " + std::to_string(B * h) + " of them side by side.");
+  }
+
+  const Attention a = scaled_dot_product_attention(q_heads, k_heads, v_heads, causal);
+  {
+    auto& s = out.stage("Scores for every head", "attn_scores = q_heads @ k_heads.transpose(2, 3)");
+    s.in("q_heads", q_heads).in("k_heads", k_heads);
+    s.show("attn_scores", a.attn_scores, tok, tok);
+    s.note("A batched matmul: one (T, d_k) @ (d_k, T) product per batch entry and head, " +
+           std::to_string(B * h) + " of them in one call.");
+  }
+  {
+    // The book's own (b, num_heads, num_tokens, head_dim) = (1, 2, 3, 4) example, literally.
+    const Ten4 a = {{{{0.2745f, 0.6584f, 0.2775f, 0.8573f},
+                      {0.8993f, 0.0390f, 0.9268f, 0.7388f},
+                      {0.7179f, 0.7058f, 0.9156f, 0.4340f}},
+                     {{0.0772f, 0.3565f, 0.1479f, 0.5331f},
+                      {0.4066f, 0.2318f, 0.4545f, 0.9737f},
+                      {0.4606f, 0.5159f, 0.4220f, 0.5786f}}}};  // (1, 2, 3, 4)
+    const Ten4 batched = matmul_bt(a, a);  // (1, 2, 3, 4) @ (1, 2, 4, 3) -> (1, 2, 3, 3)
+    Ten4 looped = xt::zeros<float>({std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});  // (1, 2, 3, 3)
+    for (std::size_t head = 0; head < 2; ++head) {
+      const Mat one = xt::view(a, 0, head, xt::all(), xt::all());  // (3, 4)
+      xt::view(looped, 0, head, xt::all(), xt::all()) = matmul_bt(one, one);  // (3, 4) @ (4, 3) -> (3, 3)
+    }
+    auto& s = out.stage("Aside: the book's batched matmul",
+                        "a @ a.transpose(2, 3)   with a of shape (1, 2, 3, 4)");
+    s.show("a", a).show("a @ a.transpose(2, 3)", batched);
+    s.check("equals a[0, 0] @ a[0, 0].T and a[0, 1] @ a[0, 1].T computed one head at a time: " +
+            max_diff_text(batched, looped));
+    s.note("This is Raschka's example tensor from 3.6.2: one (3, 4) @ (4, 3) product per head, "
+           "run as a single call. The scores above are the same operation on q_heads and k_heads.");
+  }
+  {
+    auto& s = out.stage(causal ? "Causal mask, scaling and softmax" : "Scaling and softmax (no mask)",
+                        causal ? "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)"
+                               : "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
+    s.in("attn_scores", a.attn_scores);
+    s.show("attn_weights", a.attn_weights, tok, tok);
+    s.check(rows_sum_to_one("attn_weights", a.attn_weights));
+    s.note("The same (T, T) mask serves every batch entry and head; d_k = " + std::to_string(d_k) +
+           " is the head width, not d_out.");
+  }
+  {
+    auto& s = out.stage("Context per head", "context_heads = attn_weights @ v_heads");
+    s.in("attn_weights", a.attn_weights).in("v_heads", v_heads);
+    s.show("context_heads", a.context, tok);
+  }
+  const Ten4 context_tokens = swap_token_head_axes(a.context);  // (B, h, T, d_k) -> (B, T, h, d_k)
+  {
+    auto& s = out.stage("Tokens before heads again", "context_heads.transpose(1, 2)");
+    s.in("context_heads", a.context);
+    s.show("context_heads.transpose(1, 2)", context_tokens);
+  }
+  const Ten3 context = merge_heads(context_tokens);  // (B, T, h, d_k) -> (B, T, d_out)
+  {
+    auto& s = out.stage("Merge the heads", "context_vec = context_heads.transpose(1, 2).contiguous().view(B, T, d_out)");
+    s.in("context_heads.transpose(1, 2)", context_tokens);
+    s.show("context_vec", context, tok);
+    s.note("Each token's row is its heads' outputs side by side. .contiguous() is needed in "
+           "PyTorch because the transpose left the memory in head-major order.");
+  }
+  const Ten3 output = linear(p.out_proj, context);  // (B, T, d_out) -> (B, T, d_out)
+  {
+    auto& s = out.stage("Output projection", "output = context_vec @ out_proj.weight^T + out_proj.bias");
+    s.in("context_vec", context);
+    s.show("output", output, tok);
+    s.note("out_proj lets the heads' results mix; without it each output column would come from "
+           "one head only.");
+  }
+
+  // Check 1: the fused flow equals h separate single-head attentions on slices of the weights.
+  Ten3 concat = xt::zeros<float>({B, T, d_out});  // (B, T, d_out)
+  for (std::size_t i = 0; i < h; ++i) {
+    const Ten3 q_i = linear(head_slice(p.W_query, i, d_k), x);  // (B, T, d_k)
+    const Ten3 k_i = linear(head_slice(p.W_key, i, d_k), x);    // (B, T, d_k)
+    const Ten3 v_i = linear(head_slice(p.W_value, i, d_k), x);  // (B, T, d_k)
+    const Attention one = scaled_dot_product_attention(as_single_head(q_i), as_single_head(k_i),
+                                                       as_single_head(v_i), causal);
+    xt::view(concat, xt::all(), xt::all(), xt::range(i * d_k, (i + 1) * d_k)) =
+        xt::view(one.context, xt::all(), 0, xt::all(), xt::all());
+  }
+  {
+    auto& s = out.stage("The same thing, one head at a time",
+                        "head_i = attention(x @ W_query.weight[rows_i]^T, ...);  context = torch.cat(heads, dim=-1)");
+    s.in("x", x);
+    s.show("torch.cat(heads, dim=-1)", concat, tok);
+    s.check("equals the fused context_vec: " + max_diff_text(concat, context));
+    s.note("Head i only ever uses rows [i*d_k : (i+1)*d_k] of each weight: the fused version "
+           "computes all " + std::to_string(h) + " heads with one matmul instead of " +
+           std::to_string(h) + " small ones.");
+  }
+
+  // Check 2: the mistake of viewing (B, T, d_out) as (B, h, T, d_k) directly.
+  if (T > 1 && h > 1) {
+    const Ten4 q_wrong = reshape_without_transpose(queries, h);  // (B, T, d_out) -> (B, h, T, d_k)
+    const Ten4 k_wrong = reshape_without_transpose(keys, h);     // (B, h, T, d_k)
+    const Ten4 v_wrong = reshape_without_transpose(values, h);   // (B, h, T, d_k)
+    const Attention wrong = scaled_dot_product_attention(q_wrong, k_wrong, v_wrong, causal);
+    Ten3 merged_wrong = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), no transpose either
+    std::copy(wrong.context.begin(), wrong.context.end(), merged_wrong.begin());
+    const Ten3 output_wrong = linear(p.out_proj, merged_wrong);  // (B, T, d_out)
+
+    // Which pieces of `queries` ended up in head 0's rows, as Python slices.
+    auto slice = [&](std::size_t token, std::size_t from, std::size_t to) {
+      return "queries[b, " + std::to_string(token) + ", " + std::to_string(from) + ":" + std::to_string(to) + "]";
+    };
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t t = 0; t < T && t < 8; ++t) {
+      std::string holds;
+      std::size_t flat = t * d_k;  // head 0, position t starts here in the (T, d_out) buffer
+      const std::size_t end = flat + d_k;
+      while (flat < end) {
+        const std::size_t token = flat / d_out, col = flat % d_out;
+        const std::size_t stop = std::min(end - flat, d_out - col);
+        holds += (holds.empty() ? "" : " + ") + slice(token, col, col + stop);
+        flat += stop;
+      }
+      rows.push_back({std::to_string(t) + " (" + tok[t] + ")", slice(t, 0, d_k), holds});
+    }
+    auto& s = out.stage("The mistake: reshape without the transpose",
+                        "q_wrong = queries.view(B, h, T, d_k)   # no .transpose(1, 2)");
+    s.in("queries", queries);
+    s.show("q_wrong", q_wrong);
+    s.table({"head 0, row", "should hold", "holds instead"}, rows);
+    s.show("output_wrong", output_wrong, tok);
+    s.check("output_wrong differs from output: " + max_diff_text(output_wrong, output));
+    s.note("The view is legal (same number of values), so nothing fails: the shape is right and "
+           "the numbers are wrong. Head 0's rows are consecutive pieces of the first tokens' rows "
+           "(the table), so tokens and heads are mixed and the causal mask no longer lines up "
+           "with real positions.");
+  }
+}
+
+}  // namespace attn

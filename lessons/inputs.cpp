@@ -1,0 +1,127 @@
+#include "lessons/inputs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include <xtensor/xview.hpp>
+
+#include "core/embedding.hpp"
+
+namespace attn {
+
+const std::vector<std::string>& book_tokens() {
+  static const std::vector<std::string> tokens = {"Your", "journey", "starts", "with", "one", "step"};
+  return tokens;
+}
+
+Mat book_embeddings() {
+  return Mat{{0.43f, 0.15f, 0.89f},   // Your     (x^1)
+             {0.55f, 0.87f, 0.66f},   // journey  (x^2)
+             {0.57f, 0.85f, 0.64f},   // starts   (x^3)
+             {0.22f, 0.58f, 0.33f},   // with     (x^4)
+             {0.77f, 0.25f, 0.10f},   // one      (x^5)
+             {0.05f, 0.80f, 0.55f}};  // step     (x^6)
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+}  // namespace
+
+std::size_t size_option(const std::optional<std::size_t>& v, std::size_t fallback, const char* flag) {
+  const std::size_t n = v.value_or(fallback);
+  if (n == 0) throw UsageError(std::string(flag) + " must be positive", flag, "1.." + std::to_string(kMaxSize), "0");
+  if (n > kMaxSize)
+    throw UsageError(std::string(flag) + " is too large", flag, "1.." + std::to_string(kMaxSize), std::to_string(n));
+  return n;
+}
+
+std::size_t resolve_seq_len(const LessonOptions& opts, std::size_t default_t) {
+  if (opts.tokens) {
+    const std::size_t n = opts.tokens->size();
+    if (opts.seq_len && *opts.seq_len != n)
+      throw UsageError("--seq-len disagrees with the number of --tokens", "--seq-len",
+                       std::to_string(n) + " (one per token)", std::to_string(*opts.seq_len));
+    return n;
+  }
+  return size_option(opts.seq_len, default_t, "--seq-len");
+}
+
+TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
+  const std::size_t T = resolve_seq_len(opts, book_tokens().size());
+  TokenInput in;
+  if (opts.tokens) {
+    in.tokens = *opts.tokens;
+  } else {
+    // The book's sentence, cut short or extended with numbered tokens.
+    for (std::size_t t = 0; t < T; ++t)
+      in.tokens.push_back(t < book_tokens().size() ? book_tokens()[t] : "tok" + std::to_string(t + 1));
+  }
+  check_size("x", {T, d_in}, opts.shapes_only, "--seq-len, --d-in");
+  in.x = xt::zeros<float>({T, d_in});  // (T, d_in)
+  const Mat book = book_embeddings();  // (6, 3)
+  std::map<std::string, std::uint32_t> seeded;  // words that got their own vector
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::string word = lower(in.tokens[t]);
+    std::size_t book_row = book_tokens().size();
+    for (std::size_t r = 0; r < book_tokens().size(); ++r)
+      if (lower(book_tokens()[r]) == word) book_row = r;
+    if (d_in == 3 && book_row < book_tokens().size()) {
+      for (std::size_t k = 0; k < 3; ++k) in.x(t, k) = book(book_row, k);
+    } else {
+      const Vec e = word_embedding(word, d_in);  // (d_in,)
+      std::copy(e.begin(), e.end(), &in.x(t, 0));
+      seeded[word] = word_seed(word);
+    }
+  }
+  if (seeded.empty()) {
+    in.origin = "x holds the book's 3-d embeddings of these tokens (Raschka 3.3).";
+  } else {
+    in.origin = "Each word without a book embedding gets its own vector, the same every time: "
+                "torch.manual_seed(seed); torch.rand(" + std::to_string(d_in) + ") with seed =";
+    bool first = true;
+    for (const auto& [word, seed] : seeded) {
+      in.origin += std::string(first ? " " : ", ") + word + " " + std::to_string(seed);
+      first = false;
+    }
+    in.origin += seeded.size() == T ? "." : "; the others are the book's 3-d embeddings.";
+  }
+  return in;
+}
+
+Ten3 stack_batch(const Mat& x, std::size_t B) {
+  const std::size_t T = x.shape()[0], d = x.shape()[1];
+  Ten3 out = xt::empty<float>({B, T, d});  // (B, T, d_in)
+  for (std::size_t b = 0; b < B; ++b) std::copy(x.begin(), x.end(), out.begin() + b * T * d);
+  return out;
+}
+
+report::Stage& BatchView::in(report::Stage& s, std::string name, const Ten3& t) const {
+  if (batched_) return s.in(std::move(name), t);
+  return s.in(std::move(name), Mat(xt::view(t, 0)));
+}
+
+report::Stage& BatchView::show(report::Stage& s, std::string name, const Ten3& t,
+                               report::Labels rows, report::Labels cols) const {
+  if (batched_) return s.show(std::move(name), t, std::move(rows), std::move(cols));
+  const Mat first = xt::view(t, 0);  // (B, a, b) -> (a, b), B is 1 here
+  return s.show(std::move(name), first, std::move(rows), std::move(cols));
+}
+
+report::Stage& BatchView::show(report::Stage& s, std::string name, const Mat& t,
+                               report::Labels cols) const {
+  if (batched_) return s.show(std::move(name), t, {}, std::move(cols));
+  const Vec first = xt::view(t, 0);  // (B, n) -> (n,), B is 1 here
+  return s.show(std::move(name), first, {}, std::move(cols));
+}
+
+std::string BatchView::axes(const std::string& inner) const {
+  return batched_ ? "(B, " + inner + ")" : "(" + inner + ")";
+}
+
+}  // namespace attn

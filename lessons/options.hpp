@@ -1,0 +1,70 @@
+// The options a lesson may take, and the error a learner sees when one is wrong.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace attn {
+
+// Bad input from the learner: printed as one line
+//   attn: error: <what> (<option>: <expected> vs <got>)
+// with exit status 2.
+struct UsageError : std::runtime_error {
+  UsageError(const std::string& what, const std::string& option, const std::string& expected,
+             const std::string& got)
+      : std::runtime_error(what + " (" + option + ": " + expected + " vs " + got + ")") {}
+  explicit UsageError(const std::string& message) : std::runtime_error(message) {}
+};
+
+// Every option a lesson can read. Unset optionals take the lesson's own defaults (the article's).
+struct LessonOptions {
+  std::optional<std::uint64_t> seed;
+  int precision = 4;
+  bool shapes_only = false;
+  std::optional<std::size_t> batch;
+  std::optional<std::size_t> seq_len;
+  std::optional<std::size_t> d_in;
+  std::optional<std::size_t> d_out;
+  std::optional<std::size_t> heads;
+  std::optional<bool> causal;
+  bool qkv_bias = false;
+  std::optional<std::vector<std::string>> tokens;
+};
+
+// Which options a lesson accepts (a learner who passes one that does nothing is told so).
+enum OptionBit : unsigned {
+  kSeed = 1u << 0,
+  kBatch = 1u << 1,
+  kSeqLen = 1u << 2,
+  kDIn = 1u << 3,
+  kDOut = 1u << 4,
+  kHeads = 1u << 5,
+  kCausal = 1u << 6,
+  kQkvBias = 1u << 7,
+  kTokens = 1u << 8,
+};
+struct OptionName {
+  OptionBit bit;
+  const char* flag;
+};
+// Flag spellings, in the order `attn lesson --help` lists them.
+const std::vector<OptionName>& option_names();
+
+// Largest value any size option takes; larger tensors are refused by check_size anyway.
+constexpr std::size_t kMaxSize = 65536;
+// A tensor with more values than this is not computed at all (memory: 4 bytes each).
+constexpr std::size_t kMaxValues = std::size_t{1} << 25;
+// A tensor with more values than this is not printed; --shapes-only lifts this limit.
+constexpr std::size_t kMaxPrintedValues = std::size_t{1} << 20;
+
+// Refuses a tensor the lesson is about to make when it would be too large to hold, or to
+// print (unless shapes_only). `options` names the flags that set its size.
+void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
+                const std::string& options);
+
+}  // namespace attn

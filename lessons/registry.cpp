@@ -1,0 +1,84 @@
+#include "lessons/registry.hpp"
+
+#include <algorithm>
+
+namespace attn {
+
+const std::vector<LessonEntry>& lessons() {
+  static const std::vector<LessonEntry> table = {
+      {"self-attention", "Self-attention, step by step",
+       "scores, softmax and context vectors, first without weights, then with W_query, W_key, W_value",
+       "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
+       kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens, lesson_self_attention},
+      {"causal", "Causal attention: no peeking at the future",
+       "the triangular mask, -inf versus -1e9, and a proof that nothing leaks from later tokens",
+       "Raschka, Build a Large Language Model (From Scratch), 3.5",
+       kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens, lesson_causal},
+      {"heads", "Multi-head attention: split, attend, merge",
+       "one fused projection viewed as h heads, the transpose that keeps tokens apart, out_proj",
+       "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
+       kSeed | kBatch | kSeqLen | kDIn | kDOut | kHeads | kCausal | kQkvBias | kTokens, lesson_heads},
+      {"scaling", "Why scores are divided by sqrt(d_k)",
+       "the variance of q.k grows with d_k; unscaled softmax saturates and the gradient vanishes",
+       "Phillips, The Implemented Transformer, appendix on scaling",
+       kSeed | kSeqLen, lesson_scaling},
+  };
+  return table;
+}
+
+const LessonEntry* find_lesson(const std::string& name) {
+  for (const auto& l : lessons())
+    if (name == l.name) return &l;
+  return nullptr;
+}
+
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  // Damerau (optimal string alignment): "casual" -> "causal" is one transposition.
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string closest_lesson(const std::string& name) {
+  std::string best;
+  std::size_t best_d = 4;  // farther than 3 edits is not a typo
+  for (const auto& l : lessons()) {
+    const std::string candidate = l.name;
+    std::size_t d = edit_distance(name, candidate);
+    if (d < best_d) {
+      best_d = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+void check_options_apply(const LessonEntry& lesson, const std::set<std::string>& given) {
+  for (const auto& opt : option_names()) {
+    const bool applies = lesson.options & opt.bit;
+    const std::string flag = opt.flag;
+    const bool passed = given.count(flag) || (opt.bit == kCausal && given.count("--no-causal"));
+    if (passed && !applies) {
+      std::string accepted;
+      for (const auto& o : option_names())
+        if (lesson.options & o.bit) accepted += std::string(o.flag) + ", ";
+      accepted += "--precision, --shapes-only";
+      throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + flag, flag,
+                       "one of " + accepted, flag);
+    }
+  }
+}
+
+}  // namespace attn

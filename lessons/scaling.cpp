@@ -1,0 +1,151 @@
+// Lesson: why attention scores are divided by sqrt(d_k) (Phillips, appendix on scaling).
+//
+// If the entries of q and k are independent with mean 0 and variance 1, q . k is a sum of d_k
+// such products, so its variance is d_k: wide heads give large scores. Softmax of large scores
+// is nearly one-hot, its entropy collapses and its Jacobian (the gradient that flows back to the
+// scores) nearly vanishes. Dividing by sqrt(d_k) brings the variance back to 1 for every d_k.
+// The lesson measures all of this instead of asserting it.
+//
+// Legend: N samples, d_k head width, T keys in one example row.
+#include <cmath>
+
+#include <xtensor/xview.hpp>
+
+#include "core/attention.hpp"
+#include "core/generator.hpp"
+#include "core/matmul.hpp"
+#include "core/softmax.hpp"
+#include "core/stats.hpp"
+#include "lessons/checks.hpp"
+#include "lessons/inputs.hpp"
+#include "lessons/registry.hpp"
+
+namespace attn {
+namespace {
+
+constexpr std::size_t kSamples = 4096;  // pairs (q, k) per d_k: variance known to ~2%
+constexpr std::size_t kWidths[] = {2, 8, 32, 128, 512};
+
+// Row-wise dot products: (N, d) . (N, d) -> (N,)
+Vec row_dots(const Mat& q, const Mat& k) {
+  Vec out = xt::zeros<float>({q.shape()[0]});  // (N,)
+  for (std::size_t n = 0; n < q.shape()[0]; ++n) {
+    float s = 0.0f;
+    for (std::size_t i = 0; i < q.shape()[1]; ++i) s += q(n, i) * k(n, i);
+    out(n) = s;
+  }
+  return out;
+}
+
+std::string f(double v, int decimals) { return report::fixed(v, decimals); }
+
+}  // namespace
+
+void lesson_scaling(const LessonOptions& opts, report::Report& out) {
+  const std::uint64_t seed = opts.seed.value_or(0);
+  const std::size_t T = size_option(opts.seq_len, 8, "--seq-len");
+  check_size("keys", {T, 512}, opts.shapes_only, "--seq-len");
+  report::Labels keys_labels;
+  for (std::size_t t = 0; t < T; ++t) keys_labels.push_back("k" + std::to_string(t + 1));
+
+  out.header = {"scaling", "Why scores are divided by sqrt(d_k)",
+                "Phillips, The Implemented Transformer, appendix on scaling",
+                {"seed " + std::to_string(seed), "samples " + std::to_string(kSamples),
+                 "d_k in (2, 8, 32, 128, 512)", "keys per row " + std::to_string(T)},
+                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                 "for d_k in (2, 8, 32, 128, 512): q = torch.randn(" + std::to_string(kSamples) +
+                     ", d_k); k = torch.randn(" + std::to_string(kSamples) + ", d_k)",
+                 "for d_k in (2, 8, 32, 128, 512): q_row = torch.randn(1, d_k); keys = torch.randn(" +
+                     std::to_string(T) + ", d_k)"}};
+
+  // Part 1: the variance of q . k, measured for each width.
+  TorchGenerator gen(seed);
+  std::vector<std::vector<std::string>> variance_rows;
+  Vec var_raw = xt::zeros<float>({std::size(kWidths)});     // (5,)
+  Vec var_scaled = xt::zeros<float>({std::size(kWidths)});  // (5,)
+  Mat q8, k8;  // the d_k = 8 samples, shown in stage 1
+  Vec dots8;
+  double worst_scaled = 0.0;
+  for (std::size_t w = 0; w < std::size(kWidths); ++w) {
+    const std::size_t d_k = kWidths[w];
+    const Mat q = gen.randn(kSamples, d_k);  // (N, d_k)
+    const Mat k = gen.randn(kSamples, d_k);  // (N, d_k)
+    const Vec dots = row_dots(q, k);         // (N,)
+    const Vec scaled = dots / static_cast<float>(std::sqrt(static_cast<double>(d_k)));  // (N,)
+    const Moments raw = moments(dots), sc = moments(scaled);
+    var_raw(w) = static_cast<float>(raw.variance);
+    var_scaled(w) = static_cast<float>(sc.variance);
+    worst_scaled = std::fmax(worst_scaled, std::fabs(sc.variance - 1.0));
+    variance_rows.push_back({std::to_string(d_k), f(raw.mean, 3), f(raw.variance, 2),
+                             f(std::sqrt(raw.variance), 2), f(sc.variance, 3)});
+    if (d_k == 8) {
+      q8 = xt::view(q, xt::range(0, 3), xt::all());  // (3, 8)
+      k8 = xt::view(k, xt::range(0, 3), xt::all());  // (3, 8)
+      dots8 = xt::view(dots, xt::range(0, 3));       // (3,)
+    }
+  }
+  {
+    auto& s = out.stage("Dot products of random vectors", "q . k = sum_i q_i * k_i,  q_i, k_i ~ N(0, 1)");
+    s.show("q[:3]", q8).show("k[:3]", k8).show("(q[:3] * k[:3]).sum(dim=-1)", dots8);
+    s.note("Shown: the first 3 of the " + std::to_string(kSamples) + " pairs drawn at d_k = 8.");
+    s.note("Each entry is drawn with mean 0 and variance 1, the scale of a well-initialised "
+           "layer's outputs. Each product q_i * k_i then has variance 1 too, and a dot product "
+           "adds d_k of them.");
+  }
+  {
+    auto& s = out.stage("The variance of q . k grows with d_k",
+                        "Var(q . k) = d_k;   Var(q . k / sqrt(d_k)) = 1");
+    s.table({"d_k", "mean(q.k)", "Var(q.k)", "std(q.k)", "Var(q.k / sqrt(d_k))"}, variance_rows);
+    s.show("Var(q.k)", var_raw).show("Var(q.k / sqrt(d_k))", var_scaled);
+    s.check("scaled variance within 10% of 1 for every d_k (max |Var - 1| = " + f(worst_scaled, 3) + ")");
+    s.note("Measured over " + std::to_string(kSamples) + " pairs per width. The raw variance "
+           "tracks d_k, so at d_k = 512 a typical score is about +-23; after dividing by "
+           "sqrt(d_k) it is about +-1 at every width.");
+  }
+
+  // Part 2: one row of T scores per width, softmax with and without scaling.
+  std::vector<std::vector<std::string>> softmax_rows_table;
+  Vec example_scores, example_raw, example_scaled;  // (T,) each, for d_k = 512
+  for (std::size_t d_k : kWidths) {
+    const Mat q_row = gen.randn(1, d_k);                 // (1, d_k)
+    const Mat keys = gen.randn(T, d_k);                  // (T, d_k)
+    const Mat scores = matmul_bt(q_row, keys);           // (1, d_k) @ (d_k, T) -> (1, T)
+    const Mat scaled = scale_scores(scores, d_k);        // (1, T)
+    const Vec p_raw = xt::view(softmax_rows(scores), 0);      // (T,)
+    const Vec p_scaled = xt::view(softmax_rows(scaled), 0);   // (T,)
+    softmax_rows_table.push_back({std::to_string(d_k), f(xt::amax(p_raw)(), 4), f(xt::amax(p_scaled)(), 4),
+                                  f(entropy(p_raw), 3), f(entropy(p_scaled), 3),
+                                  f(softmax_jacobian_norm(p_raw), 4), f(softmax_jacobian_norm(p_scaled), 4)});
+    if (d_k == 512) {
+      example_scores = xt::view(scores, 0);
+      example_raw = p_raw;
+      example_scaled = p_scaled;
+    }
+  }
+  {
+    auto& s = out.stage("Softmax of one row of " + std::to_string(T) + " scores, unscaled vs scaled",
+                        "p = softmax(q @ keys^T)  vs  p = softmax(q @ keys^T / sqrt(d_k));  J = diag(p) - p p^T");
+    s.table({"d_k", "max p raw", "max p scaled", "entropy raw", "entropy scaled", "||J|| raw", "||J|| scaled"},
+            softmax_rows_table);
+    s.note("Entropy is at most log(" + std::to_string(T) + ") = " + f(std::log(static_cast<double>(T)), 3) +
+           " (uniform) and 0 for a one-hot row. ||J|| is the Frobenius norm of the softmax "
+           "Jacobian: the gradient a score receives during training is scaled by it. Unscaled, "
+           "wide heads give near one-hot rows whose Jacobian is near 0, so the scores stop "
+           "learning; scaled rows keep a usable gradient at every width.");
+  }
+  {
+    auto& s = out.stage("One row both ways (d_k = 512)", "scores = q @ keys^T;  scores / sqrt(512)");
+    std::vector<std::vector<std::string>> rows;
+    const float root = std::sqrt(512.0f);
+    for (std::size_t t = 0; t < T; ++t)
+      rows.push_back({keys_labels[t], f(example_scores(t), 2), f(example_raw(t), 4),
+                      f(example_scores(t) / root, 4), f(example_scaled(t), 4)});
+    s.table({"key", "score", "softmax(score)", "score / sqrt(d_k)", "softmax(score / sqrt(d_k))"}, rows);
+    s.show("softmax(scores)", example_raw, {}, keys_labels);
+    s.show("softmax(scores / sqrt(d_k))", example_scaled, {}, keys_labels);
+    s.note("Same query, same keys. Unscaled, the largest score takes almost all the weight and the "
+           "others are rounded away; scaled, the ranking is the same but every key keeps a share.");
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,147 @@
+// Lesson: self-attention, step by step (Raschka 3.3-3.4).
+//
+// First without any weights, so the idea stands alone: every token scores every token with a
+// dot product, softmax turns a row of scores into weights, and the weighted sum of the inputs is
+// that token's context vector. Then the same steps with trainable W_query, W_key, W_value.
+//
+// Legend: B batch, T tokens, d_in embedding width, d_out projection width (= d_k, one head).
+#include "core/attention.hpp"
+#include "core/generator.hpp"
+#include "core/matmul.hpp"
+#include "core/softmax.hpp"
+#include "lessons/checks.hpp"
+#include "lessons/inputs.hpp"
+#include "lessons/registry.hpp"
+
+namespace attn {
+
+void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
+  const std::uint64_t seed = opts.seed.value_or(123);  // the book's seed for 3.4
+  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
+  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
+  const std::size_t B = size_option(opts.batch, 1, "--batch");
+  const BatchView view(opts.batch.has_value());
+
+  const TokenInput input = token_input(opts, d_in);
+  const std::size_t T = input.tokens.size();
+  const auto& tok = input.tokens;
+  check_size("attn_scores", {B, T, T}, opts.shapes_only, "--batch, --seq-len");
+  check_size("W_query", {d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
+  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
+
+  const std::string din = std::to_string(d_in), dout = std::to_string(d_out);
+  out.header = {"self-attention", "Self-attention, step by step",
+                "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
+                {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + din,
+                 "d_out " + dout, "batch " + std::to_string(B)},
+                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                 "W_query = torch.rand(" + din + ", " + dout + "); W_key = torch.rand(" + din + ", " +
+                     dout + "); W_value = torch.rand(" + din + ", " + dout + ")"}};
+
+  const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
+  {
+    auto& s = out.stage("Inputs: one embedding per token", "x = embed(tokens)");
+    view.show(s, "x", x, tok);
+    s.note(input.origin);
+    if (view.batched())
+      s.note("--batch stacks the same sentence " + std::to_string(B) +
+             " times, as the book does with torch.stack((inputs, inputs)).");
+  }
+
+  // Part 1: attention without trainable weights.
+  const Ten3 plain_scores = matmul_bt(x, x);  // (B, T, d_in) @ (B, d_in, T) -> (B, T, T)
+  {
+    auto& s = out.stage("Scores without weights: every token against every token",
+                        "attn_scores = x @ x^T");
+    view.in(s, "x", x);
+    view.show(s, "attn_scores", plain_scores, tok, tok);
+    s.note("Entry (i, j) is the dot product of token i's embedding with token j's: large when the "
+           "two vectors point the same way. Row i is what token i (the query) sees.");
+  }
+  const Ten3 plain_weights = softmax_rows(plain_scores);  // (B, T, T)
+  {
+    auto& s = out.stage("Softmax turns each row of scores into weights",
+                        "attn_weights = softmax(attn_scores, dim=-1)");
+    view.in(s, "attn_scores", plain_scores);
+    view.show(s, "attn_weights", plain_weights, tok, tok);
+    s.check(rows_sum_to_one("attn_weights", plain_weights));
+    s.note("Softmax keeps every weight positive and each row a distribution over the tokens; "
+           "the largest score of a row gets the largest share.");
+  }
+  const Ten3 plain_context = matmul(plain_weights, x);  // (B, T, T) @ (B, T, d_in) -> (B, T, d_in)
+  {
+    auto& s = out.stage("Context vectors: a weighted sum of all inputs",
+                        "context_vec = attn_weights @ x");
+    view.in(s, "attn_weights", plain_weights);
+    view.in(s, "x", x);
+    view.show(s, "context_vec", plain_context, tok);
+    s.note("Each row mixes every token's embedding by that row's weights. Without weights, "
+           "though, a token always scores itself highly and nothing can be learned: next come "
+           "the trainable projections.");
+  }
+
+  // Part 2: trainable projections, drawn like the book: three torch.rand(d_in, d_out).
+  TorchGenerator gen(seed);
+  const Mat W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
+  const Mat W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
+  const Mat W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
+  {
+    auto& s = out.stage("Trainable weights W_query, W_key, W_value",
+                        "W_query, W_key, W_value = torch.rand(d_in, d_out), in that order");
+    s.show("W_query", W_query).show("W_key", W_key).show("W_value", W_value);
+    s.note("Random and untrained, drawn right after torch.manual_seed(" + std::to_string(seed) +
+           ") in this order, so PyTorch gives the same numbers. Training would tune them; the "
+           "mechanism is the same either way.");
+  }
+  const Ten3 queries = matmul(x, W_query);  // (B, T, d_in) @ (d_in, d_out) -> (B, T, d_out)
+  const Ten3 keys = matmul(x, W_key);       // (B, T, d_out)
+  const Ten3 values = matmul(x, W_value);   // (B, T, d_out)
+  {
+    auto& s = out.stage("Queries, keys and values",
+                        "queries = x @ W_query;  keys = x @ W_key;  values = x @ W_value");
+    view.in(s, "x", x);
+    s.in("W_query", W_query);
+    view.show(s, "queries", queries, tok);
+    view.show(s, "keys", keys, tok);
+    view.show(s, "values", values, tok);
+    s.note("Three views of each token: the query asks, the key is what others match against, "
+           "the value is what gets passed on. Each is a d_out-wide row per token.");
+  }
+  const Ten3 scores = matmul_bt(queries, keys);  // (B, T, d_out) @ (B, d_out, T) -> (B, T, T)
+  {
+    auto& s = out.stage("Attention scores", "attn_scores = queries @ keys^T");
+    view.in(s, "queries", queries);
+    view.in(s, "keys", keys);
+    view.show(s, "attn_scores", scores, tok, tok);
+    s.note("Now query i meets key j: the score is no longer plain similarity of embeddings but "
+           "whatever the learned projections make it.");
+  }
+  const Ten3 scaled = scale_scores(scores, d_out);  // (B, T, T)
+  {
+    auto& s = out.stage("Scale by 1/sqrt(d_k)", "scaled = attn_scores / sqrt(d_k),  d_k = keys.shape[-1] = " + dout);
+    view.in(s, "attn_scores", scores);
+    view.show(s, "scaled", scaled, tok, tok);
+    s.note("Dot products of d_k-wide vectors grow with d_k; dividing by sqrt(d_k) keeps softmax "
+           "out of its flat, saturated regions. `attn lesson scaling` measures why.");
+  }
+  const Ten3 weights = softmax_rows(scaled);  // (B, T, T)
+  {
+    auto& s = out.stage("Attention weights", "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
+    view.in(s, "scaled", scaled);
+    view.show(s, "attn_weights", weights, tok, tok);
+    view.show(s, "attn_weights.sum(dim=-1)", row_sums(weights), tok);
+    s.check(rows_sum_to_one("attn_weights", weights));
+  }
+  const Ten3 context = matmul(weights, values);  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
+  {
+    auto& s = out.stage("Context vectors", "context_vec = attn_weights @ values");
+    view.in(s, "attn_weights", weights);
+    view.in(s, "values", values);
+    view.show(s, "context_vec", context, tok);
+    s.note("One d_out-wide vector per token, each a mixture of all the value rows. This is what "
+           "SelfAttention_v1 returns in the book; with the book's inputs, row 2 (\"journey\") is "
+           "its z(2).");
+  }
+}
+
+}  // namespace attn

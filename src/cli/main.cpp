@@ -1,0 +1,206 @@
+// attn: the command line. CLI11 wiring only: parse options into LessonOptions, pick the sinks,
+// run the lesson, and turn every failure into one line on stderr with a non-zero status.
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "lessons/registry.hpp"
+#include "report/text_sink.hpp"
+
+namespace {
+
+using attn::UsageError;
+
+constexpr int kExitUsage = 2;
+
+// Strict whole numbers: digits only, inside [lo, hi].
+std::uint64_t parse_number(const std::string& flag, const std::string& text, std::uint64_t lo,
+                           std::uint64_t hi) {
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits) {
+    const bool negative = !text.empty() && text[0] == '-' && text.size() > 1 &&
+                          text.find_first_not_of("0123456789", 1) == std::string::npos;
+    throw UsageError(flag + (negative ? " must not be negative" : " expects a whole number"), flag,
+                     range, "'" + text + "'");
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < lo || v > hi)
+    throw UsageError(flag + " is out of range", flag, range, text);
+  return v;
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+struct RawOptions {  // every option as typed, so the messages can quote it
+  std::string lesson;
+  std::string seed, precision, batch, seq_len, d_in, d_out, heads, tokens;
+  bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
+};
+
+attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, std::set<std::string>& given) {
+  attn::LessonOptions o;
+  auto seen = [&](const char* flag) {
+    if (cmd.get_option(flag)->count() == 0) return false;
+    given.insert(flag);
+    return true;
+  };
+  const std::uint64_t max_size = attn::kMaxSize;
+  if (seen("--seed")) o.seed = parse_number("--seed", raw.seed, 0, (std::uint64_t{1} << 63) - 1);
+  if (seen("--precision")) o.precision = static_cast<int>(parse_number("--precision", raw.precision, 1, 10));
+  if (seen("--batch")) o.batch = parse_number("--batch", raw.batch, 1, max_size);
+  if (seen("--seq-len")) o.seq_len = parse_number("--seq-len", raw.seq_len, 1, max_size);
+  if (seen("--d-in")) o.d_in = parse_number("--d-in", raw.d_in, 1, max_size);
+  if (seen("--d-out")) o.d_out = parse_number("--d-out", raw.d_out, 1, max_size);
+  if (seen("--heads")) o.heads = parse_number("--heads", raw.heads, 1, max_size);
+  const bool causal = seen("--causal"), no_causal = seen("--no-causal");
+  if (causal && no_causal)
+    throw UsageError("--causal and --no-causal contradict each other", "--causal", "one of them", "both");
+  if (causal) o.causal = true;
+  if (no_causal) o.causal = false;
+  o.qkv_bias = seen("--qkv-bias");
+  o.shapes_only = raw.shapes_only;
+  if (seen("--tokens")) {
+    auto words = split_words(raw.tokens);
+    if (words.empty()) throw UsageError("--tokens needs at least one word", "--tokens", "words separated by spaces", "''");
+    if (words.size() > attn::kMaxSize)
+      throw UsageError("--tokens has too many words", "--tokens", "at most " + std::to_string(attn::kMaxSize), std::to_string(words.size()));
+    o.tokens = std::move(words);
+  }
+  return o;
+}
+
+// CLI11's own messages, reworded into the project's one-line form.
+std::string parse_error_text(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("name") != std::string::npos)
+    return "missing lesson name (lesson: a name from 'attn list' vs nothing)";
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+    const std::string flag = what.substr(0, what.find(':'));
+    return flag + " needs a value (" + flag + ": a value vs nothing)";
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    const auto colon = what.find(": ");
+    const std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
+    return "unexpected argument '" + extra + "' (see attn --help and attn lesson --help)";
+  }
+  return what + " (see attn --help)";
+}
+
+int list_lessons() {
+  std::size_t width = 0;
+  for (const auto& l : attn::lessons()) width = std::max(width, std::string(l.name).size());
+  std::cout << "Lessons, in teaching order (run: attn lesson NAME):\n\n";
+  int i = 1;
+  for (const auto& l : attn::lessons()) {
+    std::string name = l.name;
+    name.resize(width, ' ');
+    std::cout << "  " << i++ << ". " << name << "  " << l.title << "\n"
+              << "     " << std::string(width, ' ') << "  " << l.summary << "\n";
+  }
+  return 0;
+}
+
+int run_lesson(const RawOptions& raw, CLI::App& cmd) {
+  const attn::LessonEntry* lesson = attn::find_lesson(raw.lesson);
+  if (!lesson) {
+    const std::string near = attn::closest_lesson(raw.lesson);
+    std::string names;
+    for (const auto& l : attn::lessons()) names += (names.empty() ? "" : ", ") + std::string(l.name);
+    throw UsageError("unknown lesson '" + raw.lesson + "'" +
+                     (near.empty() ? " (expected one of: " + names + ")" : " (did you mean '" + near + "'?)"));
+  }
+  std::set<std::string> given;
+  const attn::LessonOptions opts = convert(raw, cmd, given);
+  attn::check_options_apply(*lesson, given);
+
+  // The whole lesson is computed before anything is printed: a bad option or a size refused
+  // half-way leaves stdout empty.
+  attn::report::Report report;
+  lesson->run(opts, report);
+
+  attn::report::TextOptions text;
+  text.print.precision = opts.precision;
+  text.shapes_only = opts.shapes_only;
+  attn::report::TextSink sink(std::cout, text);
+  attn::report::deliver(report, sink);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+
+  CLI::App app{"attn: the attention mechanism, one stage at a time.\n"
+               "Each lesson prints the equation, the shapes and the tensors of every step,\n"
+               "reproducible in PyTorch from the printed seed.", "attn"};
+  app.set_version_flag("--version", std::string("attn ") + ATTN_VERSION);
+  app.require_subcommand(0, 1);
+
+  app.add_subcommand("list", "List the lessons in teaching order");
+
+  RawOptions raw;
+  CLI::App* lesson = app.add_subcommand("lesson", "Run a lesson: attn lesson NAME [options]");
+  lesson->add_option("name", raw.lesson, "Lesson name (see attn list)")->required();
+  lesson->add_option("--seed", raw.seed, "Seed for torch.manual_seed (default: the article's)");
+  lesson->add_option("--precision", raw.precision, "Decimals printed, 1..10 (default 4)");
+  lesson->add_flag("--shapes-only", raw.shapes_only, "Print names and shapes, not values");
+  lesson->add_option("--batch", raw.batch, "Batch size B: the input stacked B times");
+  lesson->add_option("--seq-len", raw.seq_len, "Number of tokens T");
+  lesson->add_option("--d-in", raw.d_in, "Embedding width d_in");
+  lesson->add_option("--d-out", raw.d_out, "Projection width d_out (all heads together)");
+  lesson->add_option("--heads", raw.heads, "Number of heads h (must divide --d-out)");
+  lesson->add_flag("--causal", raw.causal, "Mask the future (heads lesson; the default there)");
+  lesson->add_flag("--no-causal", raw.no_causal, "Let every token see every token (heads lesson)");
+  lesson->add_flag("--qkv-bias", raw.qkv_bias, "Give W_query, W_key, W_value a bias (heads lesson)");
+  lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"");
+
+  try {
+    app.parse(argc, argv);
+    int status = 0;
+    if (app.got_subcommand("list")) {
+      status = list_lessons();
+    } else if (app.got_subcommand("lesson")) {
+      status = run_lesson(raw, *lesson);
+    } else {
+      std::cout << app.help();
+    }
+    std::cout.flush();
+    // A reader that went away (attn lesson causal | head -3) is not an error worth a message.
+    if (!std::cout && errno != EPIPE) {
+      std::cerr << "attn: error: could not write to standard output\n";
+      return 1;
+    }
+    return status;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "attn: error: " << parse_error_text(e) << "\n";
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    std::cerr << "attn: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "attn: error: out of memory (try smaller sizes)\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "attn: error: internal: " << e.what() << "\n";
+    return 1;
+  }
+}

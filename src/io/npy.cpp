@@ -1,0 +1,177 @@
+#include "io/npy.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace attn {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw NpyError(path + ": " + what);
+}
+
+// The value of one key in the header dict, e.g. 'descr': '<f4' -> "'<f4'".
+std::string dict_value(const std::string& header, const std::string& key, const std::string& path) {
+  const std::string quoted = "'" + key + "'";
+  const auto at = header.find(quoted);
+  if (at == std::string::npos) fail(path, "header has no " + quoted + " entry");
+  auto colon = header.find(':', at + quoted.size());
+  if (colon == std::string::npos) fail(path, "malformed header near " + quoted);
+  std::size_t start = colon + 1;
+  while (start < header.size() && header[start] == ' ') ++start;
+  std::size_t end = start;
+  if (start < header.size() && header[start] == '(') {
+    end = header.find(')', start);
+    if (end == std::string::npos) fail(path, "malformed shape in header");
+    return header.substr(start, end - start + 1);
+  }
+  while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
+  std::string v = header.substr(start, end - start);
+  while (!v.empty() && v.back() == ' ') v.pop_back();
+  return v;
+}
+
+Shape parse_shape(const std::string& tuple, const std::string& path) {
+  // "(3, 4)", "(5,)", "()"
+  Shape shape;
+  std::string inner = tuple.substr(1, tuple.size() - 2);
+  std::stringstream ss(inner);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t b = item.find_first_not_of(' ');
+    if (b == std::string::npos) continue;  // trailing comma of a 1-tuple
+    std::size_t e = item.find_last_not_of(' ');
+    const std::string digits = item.substr(b, e - b + 1);
+    if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
+      fail(path, "malformed shape " + tuple + " in header");
+    shape.push_back(static_cast<std::size_t>(std::stoull(digits)));
+  }
+  return shape;
+}
+
+}  // namespace
+
+NpyArray parse_npy(const std::string& bytes, const std::string& path) {
+  static const char magic[] = "\x93NUMPY";
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0) fail(path, "not a .npy file (bad magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  std::size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(path, "truncated header");
+    header_len = 0;
+    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[8 + i]);
+    header_start = 12;
+  } else {
+    fail(path, "unsupported .npy version " + std::to_string(major));
+  }
+  if (header_start + header_len > bytes.size()) fail(path, "truncated header");
+  const std::string header = bytes.substr(header_start, header_len);
+
+  const std::string descr = dict_value(header, "descr", path);
+  std::size_t item = 0;
+  if (descr == "'<f4'") item = 4;
+  else if (descr == "'<f8'") item = 8;
+  else fail(path, "dtype " + descr + " is not supported (expected float32 '<f4' or float64 '<f8')");
+
+  const std::string order = dict_value(header, "fortran_order", path);
+  if (order != "False" && order != "True") fail(path, "malformed fortran_order " + order);
+  const bool fortran = order == "True";
+
+  const std::string tuple = dict_value(header, "shape", path);
+  if (tuple.size() < 2 || tuple.front() != '(') fail(path, "malformed shape in header");
+  NpyArray out;
+  out.shape = parse_shape(tuple, path);
+
+  std::size_t count = 1;
+  for (std::size_t d : out.shape) {
+    if (d != 0 && count > kNpyMaxElements / d)
+      fail(path, "shape " + shape_str(out.shape) + " is too large (limit " + std::to_string(kNpyMaxElements) + " values)");
+    count *= d;
+  }
+  const std::size_t data_start = header_start + header_len;
+  const std::size_t expected = count * item;
+  const std::size_t actual = bytes.size() - data_start;
+  if (actual != expected)
+    fail(path, "data is " + std::to_string(actual) + " bytes but shape " + shape_str(out.shape) + " of " +
+                   (item == 4 ? "float32" : "float64") + " needs " + std::to_string(expected));
+
+  std::vector<float> raw(count);
+  const char* src = bytes.data() + data_start;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (item == 4) {
+      std::memcpy(&raw[i], src + 4 * i, 4);
+    } else {
+      double d;
+      std::memcpy(&d, src + 8 * i, 8);
+      raw[i] = static_cast<float>(d);
+    }
+  }
+  if (!fortran || out.shape.size() < 2) {
+    out.values = std::move(raw);
+    return out;
+  }
+  // Fortran order: the first index varies fastest. Re-lay in C order.
+  out.values.resize(count);
+  const std::size_t n = out.shape.size();
+  std::vector<std::size_t> idx(n, 0);
+  for (std::size_t f = 0; f < count; ++f) {
+    std::size_t c = 0;
+    for (std::size_t d = 0; d < n; ++d) c = c * out.shape[d] + idx[d];
+    out.values[c] = raw[f];
+    for (std::size_t d = 0; d < n; ++d) {  // advance the Fortran-order counter
+      if (++idx[d] < out.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+NpyArray read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NpyError(path + ": cannot open file");
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0);
+  // The largest legal file is a header plus kNpyMaxElements float64 values.
+  if (size < 0 || static_cast<std::uint64_t>(size) > kNpyMaxElements * 8 + 65536)
+    fail(path, "file is too large");
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.read(bytes.data(), size);
+  if (!in) fail(path, "read failed");
+  return parse_npy(bytes, path);
+}
+
+std::string encode_npy(const Shape& shape, const float* values) {
+  std::string dims;
+  std::size_t count = 1;
+  for (std::size_t d : shape) {
+    dims += std::to_string(d) + ", ";
+    count *= d;
+  }
+  if (shape.size() > 1) dims.erase(dims.size() - 2);  // "(3, 4)"; a 1-tuple keeps "(5,)"
+  else if (shape.size() == 1) dims.pop_back();
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t unpadded = 10 + header.size() + 1;  // magic, version, length, header, '\n'
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>((header.size() >> 8) & 0xFF);
+  out += header;
+  out.append(reinterpret_cast<const char*>(values), count * sizeof(float));
+  return out;
+}
+
+void write_npy(const std::string& path, const Shape& shape, const float* values) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::string bytes = encode_npy(shape, values);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw NpyError(path + ": write failed");
+}
+
+}  // namespace attn

@@ -1,0 +1,38 @@
+// Strict .npy reading and float32 .npy writing.
+//
+// xt::load_npy trusts the header: a truncated data section loads with garbage, a malformed
+// shape loads as empty and a huge shape throws bad_alloc. This reader checks the header
+// against the file's size before it allocates anything, and refuses what it does not convert.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace attn {
+
+struct NpyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct NpyArray {
+  Shape shape;
+  std::vector<float> values;  // C order, converted to float32
+};
+
+// Largest array the reader accepts (elements); a larger header is refused before allocating.
+constexpr std::size_t kNpyMaxElements = std::size_t{1} << 28;
+
+// Accepts little-endian float32 ('<f4') and float64 ('<f8'), C or Fortran order, .npy versions
+// 1.0, 2.0 and 3.0. Throws NpyError naming the path and what was expected.
+NpyArray read_npy(const std::string& path);
+NpyArray parse_npy(const std::string& bytes, const std::string& path_for_errors);
+
+// float32, C order, version 1.0 header padded to 64 bytes as NumPy writes it.
+std::string encode_npy(const Shape& shape, const float* values);
+void write_npy(const std::string& path, const Shape& shape, const float* values);
+
+}  // namespace attn

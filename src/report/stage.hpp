@@ -1,0 +1,112 @@
+// What a lesson hands to the report layer: a header and a list of numbered stages.
+//
+// A stage carries its title, its equation in ASCII, the shapes going in, and then, in the order
+// the lesson narrates them, the tensors it made, notes, tables and checks. Sinks (the terminal
+// printer today; step-through, heatmaps, .npy and JSON later) render the same stages, so a
+// lesson never knows where its output goes.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace attn::report {
+
+using Labels = std::vector<std::string>;
+
+struct TensorItem {
+  std::string name;
+  Shape shape;
+  std::vector<float> values;  // row-major
+  Labels row_labels;          // labels the second-to-last axis (tokens), or empty
+  Labels col_labels;          // labels the last axis when it is tokens too, or empty
+};
+
+struct NoteItem {
+  std::string text;  // narration: why this stage matters; wrapped by the sink
+};
+
+struct TableItem {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// An invariant the learner should see hold ("rows sum to 1", "max |diff| = 0").
+struct CheckItem {
+  std::string text;
+};
+
+using Item = std::variant<TensorItem, NoteItem, TableItem, CheckItem>;
+
+struct Shaped {
+  std::string name;
+  Shape shape;
+};
+
+struct Stage {
+  std::size_t index = 0;  // 1-based, set by Report::stage
+  std::string title;
+  std::string equation;         // ASCII, e.g. "attn_scores = queries @ keys^T"
+  std::vector<Shaped> inputs;   // shapes going in
+  std::vector<Item> items;      // what the stage shows, in order
+
+  // The shape of a tensor this stage reads.
+  template <class E>
+  Stage& in(std::string name, const E& t) {
+    inputs.push_back({std::move(name), to_shape(t.shape())});
+    return *this;
+  }
+  // A tensor this stage makes, shown with its values.
+  template <class E>
+  Stage& show(std::string name, const E& t, Labels rows = {}, Labels cols = {}) {
+    TensorItem item{std::move(name), to_shape(t.shape()), {}, std::move(rows), std::move(cols)};
+    item.values.assign(t.begin(), t.end());
+    items.emplace_back(std::move(item));
+    return *this;
+  }
+  Stage& note(std::string text);
+  Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
+  Stage& check(std::string text);
+
+  // Shapes going out: every tensor the stage shows.
+  std::vector<Shaped> outputs() const;
+};
+
+struct Header {
+  std::string lesson;   // registry name, e.g. "causal"
+  std::string title;    // e.g. "Causal attention"
+  std::string follows;  // the article section it follows
+  std::vector<std::string> setting;    // "seed 789", "d_out 2", ...
+  std::vector<std::string> reproduce;  // PyTorch lines that rebuild the same numbers
+};
+
+// The whole of one lesson run. Lessons fill it; sinks read it.
+class Report {
+ public:
+  Header header;
+  Stage& stage(std::string title, std::string equation = "");
+  const std::deque<Stage>& stages() const { return stages_; }
+
+ private:
+  std::deque<Stage> stages_;  // a deque: a Stage& stays valid while later stages are added
+};
+
+// Everything a sink may be told. Step-through and streaming sinks work stage by stage.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void begin(const Header& header, std::size_t total_stages) = 0;
+  virtual void stage(const Stage& stage, std::size_t total_stages) = 0;
+  virtual void end() = 0;
+};
+
+void deliver(const Report& report, Sink& sink);
+
+// Helpers for the numbers lessons put in checks and tables.
+std::string fixed(double v, int decimals);     // "%.4f"
+std::string scientific(double v, int digits);  // "%.2e"
+
+}  // namespace attn::report

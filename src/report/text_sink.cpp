@@ -1,0 +1,127 @@
+#include "report/text_sink.hpp"
+
+#include <sstream>
+
+namespace attn::report {
+
+std::string wrap(const std::string& text, std::size_t width, const std::string& first,
+                 const std::string& rest) {
+  std::istringstream words(text);
+  std::string word, line = first, out;
+  bool empty = true;
+  while (words >> word) {
+    if (!empty && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = rest;
+      empty = true;
+    }
+    if (!empty) line += ' ';
+    line += word;
+    empty = false;
+  }
+  if (!empty) out += line + "\n";
+  return out;
+}
+
+namespace {
+
+bool numeric(const std::string& cell) {
+  return !cell.empty() && cell.find_first_not_of("0123456789.-+eE%x ") == std::string::npos &&
+         cell.find_first_of("0123456789") != std::string::npos;
+}
+
+}  // namespace
+
+std::string render_table(const TableItem& table) {
+  std::vector<std::size_t> widths(table.header.size(), 0);
+  // Numbers line up on the right; words read from the left.
+  std::vector<bool> right(table.header.size(), true);
+  for (const auto& row : table.rows)
+    for (std::size_t c = 0; c < row.size() && c < right.size(); ++c)
+      if (!numeric(row[c])) right[c] = false;
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  };
+  measure(table.header);
+  for (const auto& row : table.rows) measure(row);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string s = "  ";
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      const std::string cell = c < row.size() ? row[c] : "";
+      const std::string pad(widths[c] - cell.size(), ' ');
+      if (c) s += "  ";
+      s += right[c] ? pad + cell : cell + pad;
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(table.header);
+  std::string rule = "  ";
+  for (std::size_t c = 0; c < widths.size(); ++c) rule += (c ? "  " : "") + std::string(widths[c], '-');
+  out += rule + "\n";
+  for (const auto& row : table.rows) out += line(row);
+  return out;
+}
+
+namespace {
+
+// "queries (6, 2), keys (6, 2)", wrapped only between entries, never inside a shape.
+std::string shapes_lines(const std::vector<Shaped>& shaped, std::size_t width, const std::string& first) {
+  constexpr char kKeep = '\x01';  // a space wrap() must not break at
+  std::string s;
+  for (std::size_t i = 0; i < shaped.size(); ++i) {
+    std::string entry = shaped[i].name + " " + shape_str(shaped[i].shape);
+    for (char& c : entry)
+      if (c == ' ') c = kKeep;
+    s += (i ? ", " : "") + entry;
+  }
+  std::string out = wrap(s, width, first, std::string(first.size(), ' '));
+  for (char& c : out)
+    if (c == kKeep) c = ' ';
+  return out;
+}
+
+}  // namespace
+
+void TextSink::begin(const Header& h, std::size_t total_stages) {
+  out_ << "attn lesson " << h.lesson << ": " << h.title << "\n";
+  if (!h.follows.empty()) out_ << "follows: " << h.follows << "\n";
+  if (!h.setting.empty()) {
+    std::string s;
+    for (std::size_t i = 0; i < h.setting.size(); ++i) s += (i ? ", " : "") + h.setting[i];
+    out_ << "setting: " << s << "\n";
+  }
+  if (!h.reproduce.empty()) {
+    out_ << "reproduce in PyTorch:\n";
+    for (const auto& line : h.reproduce) out_ << "    " << line << "\n";
+  }
+  out_ << total_stages << " stages\n";
+}
+
+void TextSink::stage(const Stage& s, std::size_t total) {
+  out_ << "\n[" << s.index << "/" << total << "] " << s.title << "\n";
+  std::istringstream equation(s.equation);  // one line per equation
+  for (std::string line; std::getline(equation, line);) out_ << "    " << line << "\n";
+  if (!s.inputs.empty()) out_ << shapes_lines(s.inputs, opts_.width, "    in:  ");
+  const auto outs = s.outputs();
+  if (!outs.empty()) out_ << shapes_lines(outs, opts_.width, "    out: ");
+  for (const Item& i : s.items) item(i);
+}
+
+void TextSink::item(const Item& i) {
+  if (const auto* t = std::get_if<TensorItem>(&i)) {
+    if (opts_.shapes_only) return;  // the "out:" line already names every shape
+    out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << format_tensor(*t, opts_.print) << "\n";
+  } else if (const auto* n = std::get_if<NoteItem>(&i)) {
+    out_ << "\n" << wrap(n->text, opts_.width, "", "");
+  } else if (const auto* tb = std::get_if<TableItem>(&i)) {
+    out_ << "\n" << render_table(*tb);
+  } else if (const auto* c = std::get_if<CheckItem>(&i)) {
+    out_ << "\n" << wrap(c->text, opts_.width, "check: ", "       ");
+  }
+}
+
+void TextSink::end() { out_.flush(); }
+
+}  // namespace attn::report

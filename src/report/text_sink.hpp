@@ -1,0 +1,38 @@
+// The terminal printer: a lesson header, then each stage as
+//   [3/9] title / equation / in and out shapes / tensors, notes, tables and checks.
+#pragma once
+
+#include <ostream>
+
+#include "report/stage.hpp"
+#include "report/tensor_format.hpp"
+
+namespace attn::report {
+
+struct TextOptions {
+  PrintOptions print;
+  bool shapes_only = false;  // names and shapes, no values
+  std::size_t width = 80;    // notes are wrapped to this many columns
+};
+
+class TextSink : public Sink {
+ public:
+  TextSink(std::ostream& out, TextOptions options) : out_(out), opts_(std::move(options)) {}
+  void begin(const Header& header, std::size_t total_stages) override;
+  void stage(const Stage& stage, std::size_t total_stages) override;
+  void end() override;
+
+ private:
+  void item(const Item& item);
+  std::ostream& out_;
+  TextOptions opts_;
+};
+
+// Greedy word wrap: the first line starts with `first`, the others with `rest`.
+std::string wrap(const std::string& text, std::size_t width, const std::string& first,
+                 const std::string& rest);
+
+// A plain table: columns of numbers right-aligned, columns of words left-aligned.
+std::string render_table(const TableItem& table);
+
+}  // namespace attn::report

@@ -1,0 +1,185 @@
+// The attn binary as a learner meets it: run as a process, checking stdout, stderr and the exit
+// status. Bad input must give exactly one line on stderr, nothing on stdout and status 2.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "process.hpp"
+
+using attn::testing::run;
+using attn::testing::run_shell;
+
+namespace {
+
+const std::string kAttn = ATTN_BINARY;
+
+attn::testing::Result attn_run(std::vector<std::string> args) {
+  args.insert(args.begin(), kAttn);
+  return run(args);
+}
+
+std::size_t count_lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("attn list shows every lesson in teaching order") {
+  const auto r = attn_run({"list"});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  const auto sa = r.out.find("self-attention"), causal = r.out.find("causal"),
+             heads = r.out.find("heads"), scaling = r.out.find("scaling");
+  REQUIRE(sa != std::string::npos);
+  REQUIRE(causal != std::string::npos);
+  REQUIRE(heads != std::string::npos);
+  REQUIRE(scaling != std::string::npos);
+  CHECK(sa < causal);
+  CHECK(causal < heads);
+  CHECK(heads < scaling);
+}
+
+TEST_CASE("--help and --version") {
+  const auto help = attn_run({"--help"});
+  CHECK(help.status == 0);
+  CHECK(help.out.find("lesson") != std::string::npos);
+  CHECK(help.out.find("list") != std::string::npos);
+  const auto lesson_help = attn_run({"lesson", "--help"});
+  CHECK(lesson_help.status == 0);
+  CHECK(lesson_help.out.find("--shapes-only") != std::string::npos);
+  const auto version = attn_run({"--version"});
+  CHECK(version.status == 0);
+  CHECK(version.out.rfind("attn ", 0) == 0);
+  const auto bare = attn_run({});
+  CHECK(bare.status == 0);
+  CHECK(bare.out.find("lesson") != std::string::npos);
+}
+
+TEST_CASE("an unknown lesson suggests the nearest name") {
+  const auto r = attn_run({"lesson", "casual"});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "attn: error: unknown lesson 'casual' (did you mean 'causal'?)\n");
+
+  const auto far = attn_run({"lesson", "transformer"});
+  CHECK(far.status == 2);
+  CHECK(far.err.find("expected one of: self-attention, causal, heads, scaling") != std::string::npos);
+}
+
+TEST_CASE("bad values: one line on stderr naming the option, status 2, empty stdout") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string option;  // must appear in the message
+  };
+  const std::vector<Case> cases = {
+      {{"lesson", "heads", "--heads", "3"}, "--heads"},            // does not divide d_out 2
+      {{"lesson", "heads", "--heads", "0"}, "--heads"},
+      {{"lesson", "causal", "--d-out", "0"}, "--d-out"},
+      {{"lesson", "causal", "--d-in", "-3"}, "--d-in"},
+      {{"lesson", "causal", "--batch", "two"}, "--batch"},
+      {{"lesson", "causal", "--seq-len", "1.5"}, "--seq-len"},
+      {{"lesson", "causal", "--precision", "0"}, "--precision"},
+      {{"lesson", "causal", "--precision", "11"}, "--precision"},
+      {{"lesson", "causal", "--seed", "-1"}, "--seed"},
+      {{"lesson", "causal", "--seed", "99999999999999999999999"}, "--seed"},
+      {{"lesson", "causal", "--seed"}, "--seed"},                 // value missing
+      {{"lesson", "causal", "--tokens", ""}, "--tokens"},
+      {{"lesson", "causal", "--tokens", "a b", "--seq-len", "3"}, "--seq-len"},
+      {{"lesson", "causal", "--heads", "2"}, "--heads"},          // not an option of this lesson
+      {{"lesson", "scaling", "--d-out", "4"}, "--d-out"},
+      {{"lesson", "heads", "--causal", "--no-causal"}, "--causal"},
+      {{"lesson", "causal", "--bogus"}, "--bogus"},
+      {{"lesson", "heads", "--seq-len", "5000", "--batch", "64"}, "--seq-len"},   // too large to hold
+      {{"lesson", "self-attention", "--d-in", "2000", "--d-out", "2000"}, "--d-in"},  // too large to print
+      {{"lesson"}, "lesson"},
+  };
+  for (const auto& c : cases) {
+    std::string line;
+    for (const auto& a : c.args) line += a + " ";
+    CAPTURE(line);
+    const auto r = attn_run(c.args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("attn: error: ", 0) == 0);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find(c.option) != std::string::npos);
+  }
+}
+
+TEST_CASE("--shapes-only lifts the printing limit but not the memory limit") {
+  const auto printed = attn_run({"lesson", "self-attention", "--d-in", "2000", "--d-out", "2000", "--shapes-only"});
+  CHECK(printed.status == 0);
+  CHECK(printed.err.empty());
+  CHECK(printed.out.find("tensor(") == std::string::npos);
+  CHECK(printed.out.find("W_query (2000, 2000)") != std::string::npos);
+
+  const auto held = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only"});
+  CHECK(held.status == 2);
+  CHECK(held.err.find("too large to hold") != std::string::npos);
+}
+
+TEST_CASE("every lesson runs with its defaults and shows numbered stages") {
+  for (const char* name : {"self-attention", "causal", "heads", "scaling"}) {
+    CAPTURE(name);
+    const auto r = attn_run({"lesson", name});
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("[1/") != std::string::npos);
+    CHECK(r.out.find("tensor(") != std::string::npos);
+    CHECK(r.out.find("reproduce in PyTorch") != std::string::npos);
+  }
+}
+
+TEST_CASE("the same command twice prints the same bytes") {
+  for (const char* name : {"causal", "heads", "scaling"}) {
+    CAPTURE(name);
+    const auto a = attn_run({"lesson", name, "--seed", "7"});
+    const auto b = attn_run({"lesson", name, "--seed", "7"});
+    CHECK(a.status == 0);
+    CHECK(a.out == b.out);
+  }
+  // ...and a different seed changes the numbers.
+  CHECK(attn_run({"lesson", "causal", "--seed", "7"}).out != attn_run({"lesson", "causal", "--seed", "8"}).out);
+}
+
+TEST_CASE("--precision changes the printed decimals") {
+  const auto r = attn_run({"lesson", "causal", "--precision", "2"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find("[0.55, 0.45, 0.00") != std::string::npos);  // 0.5517, 0.4483 at 2 decimals
+  CHECK(r.out.find("0.5517") == std::string::npos);
+}
+
+TEST_CASE("a closed pipe ends the program quietly") {
+  const auto r = run_shell("'" + kAttn + "' lesson causal | head -3");
+  CHECK(r.status == 0);  // head's status
+  CHECK(r.err.empty());
+  CHECK(count_lines(r.out) == 3);
+  // attn's own status: killed by SIGPIPE (141) as any Unix filter would be, or 0; never an error.
+  const auto own = run({"/bin/bash", "-c", "set -o pipefail; '" + kAttn + "' lesson heads --heads 4 --d-out 8 | head -1"});
+  CHECK((own.status == 0 || own.status == 141));
+  CHECK(own.err.empty());
+}
+
+TEST_CASE("README's test command is what CI runs") {
+  const std::string ci = read_file(ATTN_SOURCE_DIR "/.ci/run");
+  const std::string readme = read_file(ATTN_SOURCE_DIR "/README.md");
+  std::istringstream lines(ci);
+  std::string command;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("bash scripts/setup.sh", 0) == 0) command = line;
+  REQUIRE_FALSE(command.empty());
+  CHECK(readme.find(command) != std::string::npos);
+  // And the first command runs the causal lesson after the same setup.
+  CHECK(readme.find("bash scripts/setup.sh && cmake -S . -B build && cmake --build build -j2 && ./build/attn lesson causal") !=
+        std::string::npos);
+}

@@ -1,0 +1,217 @@
+// The lesson layer: the registry, option checks, where inputs come from, and each lesson's
+// numbers with its defaults. The expected values were printed by PyTorch 1.13 running the
+// construction each lesson's header describes (the book's inputs; torch.manual_seed(123) and
+// three torch.rand(3, 2) for self-attention; seed 789 and three bias-free nn.Linear(3, 2) for
+// causal; seed 123, three nn.Linear(3, 2, bias=False) and nn.Linear(2, 2) on the input stacked
+// twice, 2 heads, causal, for heads) and match the book's printed outputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "lessons/inputs.hpp"
+#include "lessons/registry.hpp"
+
+using namespace attn;
+
+namespace {
+
+report::Report run_lesson(const char* name, const LessonOptions& opts = {}) {
+  const LessonEntry* lesson = find_lesson(name);
+  REQUIRE(lesson != nullptr);
+  report::Report r;
+  lesson->run(opts, r);
+  return r;
+}
+
+// The last tensor called `name` across all stages.
+const report::TensorItem& tensor(const report::Report& r, const std::string& name) {
+  const report::TensorItem* found = nullptr;
+  for (const auto& s : r.stages())
+    for (const auto& item : s.items)
+      if (const auto* t = std::get_if<report::TensorItem>(&item))
+        if (t->name == name) found = t;
+  REQUIRE_MESSAGE(found != nullptr, "no tensor named " << name);
+  return *found;
+}
+
+std::vector<std::string> checks(const report::Report& r) {
+  std::vector<std::string> out;
+  for (const auto& s : r.stages())
+    for (const auto& item : s.items)
+      if (const auto* c = std::get_if<report::CheckItem>(&item)) out.push_back(c->text);
+  return out;
+}
+
+void check_values(const report::TensorItem& t, const std::vector<float>& expected) {
+  REQUIRE(t.values.size() >= expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    // The book and PyTorch print 4 decimals: agreement to half a unit in the last place.
+    CHECK(std::fabs(t.values[i] - expected[i]) <= 5e-5f);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("registry: names, order, suggestions") {
+  const auto& all = lessons();
+  REQUIRE(all.size() == 4);
+  CHECK(std::string(all[0].name) == "self-attention");
+  CHECK(std::string(all[3].name) == "scaling");
+  for (const auto& l : all) {
+    CAPTURE(l.name);
+    CHECK(std::string(l.title).size() > 0);
+    CHECK(std::string(l.summary).size() > 0);
+    CHECK(std::string(l.follows).size() > 0);
+    CHECK(l.run != nullptr);
+    CHECK(find_lesson(l.name) == &l);
+  }
+  CHECK(find_lesson("casual") == nullptr);
+  CHECK(closest_lesson("casual") == "causal");
+  CHECK(closest_lesson("head") == "heads");
+  CHECK(closest_lesson("selfattention") == "self-attention");
+  CHECK(closest_lesson("transformer") == "");
+}
+
+TEST_CASE("options that a lesson does not read are refused by name") {
+  CHECK_THROWS_WITH_AS(check_options_apply(*find_lesson("scaling"), {"--heads"}),
+                       doctest::Contains("does not take --heads"), UsageError);
+  CHECK_THROWS_AS(check_options_apply(*find_lesson("causal"), {"--no-causal"}), UsageError);
+  CHECK_NOTHROW(check_options_apply(*find_lesson("heads"), {"--heads", "--no-causal", "--qkv-bias"}));
+}
+
+TEST_CASE("inputs: the book's embeddings, and one seeded vector per distinct word") {
+  LessonOptions opts;
+  const TokenInput book = token_input(opts, 3);
+  REQUIRE(book.tokens.size() == 6);
+  CHECK(book.tokens[1] == "journey");
+  CHECK(book.x(1, 0) == doctest::Approx(0.55f));
+  CHECK(book.x(1, 1) == doctest::Approx(0.87f));
+
+  opts.tokens = std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"};
+  const TokenInput words = token_input(opts, 4);
+  for (std::size_t k = 0; k < 4; ++k) {
+    CHECK(words.x(0, k) == words.x(4, k));  // "the" twice: the same vector
+    CHECK(words.x(0, k) >= 0.0f);
+    CHECK(words.x(0, k) < 1.0f);
+  }
+  CHECK(words.x(0, 0) != words.x(1, 0));  // different words differ
+  CHECK(words.origin.find("torch.manual_seed") != std::string::npos);
+
+  // Book words are found whatever their case, at d_in 3 only.
+  opts.tokens = std::vector<std::string>{"your", "STEP"};
+  const TokenInput cased = token_input(opts, 3);
+  CHECK(cased.x(0, 2) == doctest::Approx(0.89f));
+  CHECK(cased.x(1, 1) == doctest::Approx(0.80f));
+
+  // --seq-len must agree with --tokens; past the book's six, numbered tokens.
+  opts.seq_len = 3;
+  CHECK_THROWS_AS(token_input(opts, 3), UsageError);
+  LessonOptions longer;
+  longer.seq_len = 8;
+  const TokenInput eight = token_input(longer, 3);
+  CHECK(eight.tokens[7] == "tok8");
+}
+
+TEST_CASE("self-attention with defaults reproduces the book's context vectors") {
+  const auto r = run_lesson("self-attention");
+  CHECK(r.stages().size() == 10);
+  check_values(tensor(r, "queries"), {0.2309f, 1.0966f, 0.4306f, 1.4551f});
+  check_values(tensor(r, "context_vec"), {0.2996f, 0.8053f, 0.3061f, 0.8210f, 0.3058f, 0.8203f,
+                                          0.2948f, 0.7939f, 0.2927f, 0.7891f, 0.2990f, 0.8040f});
+  CHECK(tensor(r, "context_vec").shape == Shape{6, 2});
+  LessonOptions batched;
+  batched.batch = 2;
+  CHECK(tensor(run_lesson("self-attention", batched), "context_vec").shape == Shape{2, 6, 2});
+}
+
+TEST_CASE("causal with defaults: the book's masked weights, and nothing leaks") {
+  const auto r = run_lesson("causal");
+  check_values(tensor(r, "attn_weights"), {1.0f, 0, 0, 0, 0, 0, 0.5517f, 0.4483f, 0, 0, 0, 0,
+                                           0.3800f, 0.3097f, 0.3103f, 0, 0, 0});
+  check_values(tensor(r, "context_vec"), {-0.0872f, 0.0286f, -0.0991f, 0.0501f, -0.0999f, 0.0633f});
+  const auto& fully = tensor(r, "softmax(fully_masked, dim=-1)");
+  CHECK(std::isnan(fully.values[0]));                            // -inf: 0/0
+  CHECK(fully.values[6] == doctest::Approx(1.0f / 6.0f));        // -1e9: uniform
+  bool leak_checked = false;
+  for (const auto& c : checks(r))
+    if (c.find("unchanged") != std::string::npos) {
+      CHECK(c.find("max |diff| = 0.00e+00") != std::string::npos);
+      leak_checked = true;
+    }
+  CHECK(leak_checked);
+}
+
+TEST_CASE("heads with defaults reproduces the book's MultiHeadAttention output") {
+  const auto r = run_lesson("heads");
+  const auto& out = tensor(r, "output");
+  CHECK(out.shape == Shape{2, 6, 2});
+  const std::vector<float> book = {0.3190f, 0.4858f, 0.2943f, 0.3897f, 0.2856f, 0.3593f,
+                                   0.2693f, 0.3873f, 0.2639f, 0.3928f, 0.2575f, 0.4028f};
+  check_values(out, book);
+  // The second batch entry is the same sentence, so the same rows.
+  for (std::size_t i = 0; i < book.size(); ++i) CHECK(out.values[12 + i] == out.values[i]);
+  CHECK(tensor(r, "q_heads").shape == Shape{2, 2, 6, 1});
+  CHECK(tensor(r, "attn_scores").shape == Shape{2, 2, 6, 6});
+
+  const auto all = checks(r);
+  bool separate = false, mistake = false;
+  for (const auto& c : all) {
+    if (c.find("equals the fused context_vec") != std::string::npos) {
+      separate = true;
+      CHECK(c.find("max |diff| = 0.00e+00") != std::string::npos);
+    }
+    if (c.find("output_wrong differs") != std::string::npos) {
+      mistake = true;
+      CHECK(c.find("max |diff| = 0.00e+00") == std::string::npos);
+    }
+  }
+  CHECK(separate);
+  CHECK(mistake);
+}
+
+TEST_CASE("heads: the issue's example sizes and the --heads/--d-out rule") {
+  LessonOptions opts;
+  opts.heads = 4;
+  opts.d_out = 8;
+  opts.batch = 3;
+  opts.seq_len = 6;
+  const auto r = run_lesson("heads", opts);
+  CHECK(tensor(r, "queries.view(B, T, h, d_k)").shape == Shape{3, 6, 4, 2});
+  CHECK(tensor(r, "q_heads").shape == Shape{3, 4, 6, 2});
+  CHECK(tensor(r, "attn_weights").shape == Shape{3, 4, 6, 6});
+  CHECK(tensor(r, "output").shape == Shape{3, 6, 8});
+
+  opts.heads = 3;
+  CHECK_THROWS_WITH_AS(run_lesson("heads", opts), doctest::Contains("--heads must divide --d-out"), UsageError);
+}
+
+TEST_CASE("scaling: measured variances track d_k, scaled ones stay near 1") {
+  const auto r = run_lesson("scaling");
+  const auto& raw = tensor(r, "Var(q.k)");
+  const auto& scaled = tensor(r, "Var(q.k / sqrt(d_k))");
+  const float widths[] = {2, 8, 32, 128, 512};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CAPTURE(widths[i]);
+    CHECK(raw.values[i] == doctest::Approx(widths[i]).epsilon(0.1));
+    CHECK(scaled.values[i] == doctest::Approx(1.0f).epsilon(0.1));
+  }
+  // Values printed by PyTorch for torch.manual_seed(0) and the lesson's draws.
+  CHECK(raw.values[0] == doctest::Approx(2.0253708f).epsilon(1e-5));
+  CHECK(raw.values[4] == doctest::Approx(514.29388f).epsilon(1e-5));
+  const auto& unscaled_row = tensor(r, "softmax(scores)");
+  CHECK(unscaled_row.values[3] == doctest::Approx(0.99998f).epsilon(1e-4));
+}
+
+TEST_CASE("sizes beyond the limits are refused before anything is computed") {
+  LessonOptions opts;
+  opts.seq_len = 5000;
+  opts.batch = 64;
+  CHECK_THROWS_WITH_AS(run_lesson("heads", opts), doctest::Contains("too large to hold"), UsageError);
+  LessonOptions wide;
+  wide.d_in = 2000;
+  wide.d_out = 2000;
+  CHECK_THROWS_WITH_AS(run_lesson("self-attention", wide), doctest::Contains("too large to print"), UsageError);
+  wide.shapes_only = true;
+  CHECK_NOTHROW(run_lesson("self-attention", wide));
+}
