@@ -79,7 +79,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                 {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + din,
                  "d_out " + dout, "batch " + std::to_string(B)},
                 {"torch.manual_seed(" + std::to_string(seed) + ")",
-                 "W_query = " + linear + "; W_key = " + linear + "; W_value = " + linear}};
+                 "W_query = " + linear, "W_key = " + linear, "W_value = " + linear}};
 
   const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
   {

@@ -76,19 +76,20 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                  "d_in " + din, "d_out " + dout, "heads " + std::to_string(h), "d_k " + std::to_string(d_k),
                  std::string("causal ") + yes_no(causal), std::string("qkv_bias ") + yes_no(opts.qkv_bias)},
                 {"torch.manual_seed(" + std::to_string(seed) + ")",
-                 "W_query = " + qkv + "; W_key = " + qkv + "; W_value = " + qkv,
+                 "W_query = " + qkv, "W_key = " + qkv, "W_value = " + qkv,
                  "out_proj = nn.Linear(" + dout + ", " + dout + ")",
-                 "(the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
-                     ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(opts.qkv_bias) +
-                     ") builds the same four layers in this order" + (causal ? ")" : "; it always masks)")}};
+                 "# or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
+                     ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(opts.qkv_bias) + "),",
+                 std::string("# which builds these four layers in this order") +
+                     (causal ? "" : " (but always masks)")}};
 
   const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
   {
     auto& s = out.stage("Inputs: a batch of token embeddings", "x = torch.stack([embed(tokens)] * B)");
     s.show("x", x, tok);
     s.note(input.origin);
-    s.note("The batch axis is real: every step below runs on all " + std::to_string(B) +
-           " sequences at once, as the book's torch.stack((inputs, inputs)) does.");
+    s.note("The batch axis is real: every step below runs on the whole batch (B = " +
+           std::to_string(B) + ") at once. The book builds its batch with torch.stack((inputs, inputs)).");
   }
 
   // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them.

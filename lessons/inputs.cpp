@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 
 #include <xtensor/xview.hpp>
 
@@ -65,7 +64,8 @@ TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
   check_size("x", {T, d_in}, opts.shapes_only, "--seq-len, --d-in");
   in.x = xt::zeros<float>({T, d_in});  // (T, d_in)
   const Mat book = book_embeddings();  // (6, 3)
-  std::map<std::string, std::uint32_t> seeded;  // words that got their own vector
+  std::vector<std::pair<std::string, std::uint32_t>> seeded;  // words with their own vector, first seen first
+  std::size_t from_book = 0;
   for (std::size_t t = 0; t < T; ++t) {
     const std::string word = lower(in.tokens[t]);
     std::size_t book_row = book_tokens().size();
@@ -73,23 +73,26 @@ TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
       if (lower(book_tokens()[r]) == word) book_row = r;
     if (d_in == 3 && book_row < book_tokens().size()) {
       for (std::size_t k = 0; k < 3; ++k) in.x(t, k) = book(book_row, k);
+      ++from_book;
     } else {
       const Vec e = word_embedding(word, d_in);  // (d_in,)
       std::copy(e.begin(), e.end(), &in.x(t, 0));
-      seeded[word] = word_seed(word);
+      const bool seen = std::any_of(seeded.begin(), seeded.end(), [&](const auto& p) { return p.first == word; });
+      if (!seen) seeded.emplace_back(word, word_seed(word));
     }
   }
   if (seeded.empty()) {
     in.origin = "x holds the book's 3-d embeddings of these tokens (Raschka 3.3).";
   } else {
-    in.origin = "Each word without a book embedding gets its own vector, the same every time: "
-                "torch.manual_seed(seed); torch.rand(" + std::to_string(d_in) + ") with seed =";
+    in.origin = "Each word without a book embedding gets its own vector, the same every time "
+                "(a repeated word repeats it): torch.manual_seed(seed); torch.rand(" +
+                std::to_string(d_in) + "), with seeds";
     bool first = true;
     for (const auto& [word, seed] : seeded) {
-      in.origin += std::string(first ? " " : ", ") + word + " " + std::to_string(seed);
+      in.origin += std::string(first ? " " : ", ") + word + ": " + std::to_string(seed);
       first = false;
     }
-    in.origin += seeded.size() == T ? "." : "; the others are the book's 3-d embeddings.";
+    in.origin += from_book == 0 ? "." : ". The others are the book's 3-d embeddings.";
   }
   return in;
 }

@@ -35,8 +35,9 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
                 {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + din,
                  "d_out " + dout, "batch " + std::to_string(B)},
                 {"torch.manual_seed(" + std::to_string(seed) + ")",
-                 "W_query = torch.rand(" + din + ", " + dout + "); W_key = torch.rand(" + din + ", " +
-                     dout + "); W_value = torch.rand(" + din + ", " + dout + ")"}};
+                 "W_query = torch.rand(" + din + ", " + dout + ")",
+                 "W_key = torch.rand(" + din + ", " + dout + ")",
+                 "W_value = torch.rand(" + din + ", " + dout + ")"}};
 
   const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
   {

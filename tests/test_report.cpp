@@ -1,1 +1,210 @@
+// The report layer: how a lesson's stages are numbered and collected, the order in which a sink
+// hears about them, and what the terminal printer makes of them. Lessons never print; if this
+// layer drops a stage, misnumbers it or loses a shape line, every lesson is wrong at once.
+// (Exact whole-lesson output is the golden tests' job; these check the parts and their order.)
 #include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/stage.hpp"
+#include "report/text_sink.hpp"
+
+using attn::Mat;
+using attn::report::Report;
+using attn::report::Stage;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Writes down every call, so the test can compare the sequence a sink was told.
+class RecordingSink : public attn::report::Sink {
+ public:
+  std::vector<std::string> events;
+  void begin(const attn::report::Header& h, std::size_t total) override {
+    events.push_back("begin " + h.lesson + " " + std::to_string(total));
+  }
+  void stage(const Stage& s, std::size_t total) override {
+    events.push_back("stage " + std::to_string(s.index) + "/" + std::to_string(total) + " " + s.title);
+  }
+  void end() override { events.push_back("end"); }
+};
+
+// A three-stage report shaped like a real lesson's.
+Report sample_report() {
+  Report r;
+  r.header.lesson = "causal";
+  r.header.title = "Causal attention";
+  r.header.follows = "Build an LLM from scratch, 3.5";
+  r.header.setting = {"seed 789", "d_out 2"};
+  r.header.reproduce = {"torch.manual_seed(789)"};
+  const Mat x = {{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}};  // (T, d_in)
+  const Mat scores = {{0.5f, 0.25f}, {-1.0f, 2.0f}};              // (T, T)
+  r.stage("Inputs", "x = embeddings").show("x", x, {"Your", "journey"});
+  r.stage("Scores", "attn_scores = queries @ keys^T")
+      .in("queries", x)
+      .in("keys", x)
+      .show("attn_scores", scores)
+      .note("Each score says how much one token cares about another.")
+      .check("scores are finite");
+  r.stage("Weights").show("attn_weights", scores).table({"token", "sum"}, {{"Your", "1.0000"}});
+  return r;
+}
+
+std::string render(const Report& r, attn::report::TextOptions opts = {}) {
+  std::ostringstream out;
+  attn::report::TextSink sink(out, opts);
+  attn::report::deliver(r, sink);
+  return out.str();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------- stages and report
+
+TEST_CASE("Report::stage numbers stages from 1 in the order they are added") {
+  Report r;
+  Stage& first = r.stage("one", "a = b");
+  Stage& second = r.stage("two");
+  r.stage("three");
+  REQUIRE(r.stages().size() == 3);
+  CHECK(r.stages()[0].index == 1);
+  CHECK(r.stages()[1].index == 2);
+  CHECK(r.stages()[2].index == 3);
+  CHECK(r.stages()[0].title == "one");
+  CHECK(r.stages()[0].equation == "a = b");
+  CHECK(r.stages()[1].equation.empty());
+  // Lessons hold on to a Stage& while adding later ones; it must still be the same stage.
+  first.note("added late");
+  second.check("also late");
+  CHECK(r.stages()[0].items.size() == 1);
+  CHECK(r.stages()[1].items.size() == 1);
+}
+
+TEST_CASE("Stage::outputs lists the shown tensors only, in order") {
+  const Mat a = xt::zeros<float>({2, 3});
+  const attn::Ten3 b = xt::zeros<float>({4, 2, 2});
+  Stage s;
+  s.in("x", a).show("first", a).note("n").show("second", b).table({"h"}, {{"v"}}).check("c");
+  const auto outs = s.outputs();
+  REQUIRE(outs.size() == 2);
+  CHECK(outs[0].name == "first");
+  CHECK(outs[0].shape == attn::Shape{2, 3});
+  CHECK(outs[1].name == "second");
+  CHECK(outs[1].shape == attn::Shape{4, 2, 2});
+  REQUIRE(s.inputs.size() == 1);  // in() records a shape, not an output
+  CHECK(s.inputs[0].name == "x");
+  CHECK(s.items.size() == 5);
+}
+
+TEST_CASE("Stage::show copies the values row-major and keeps the labels") {
+  const Mat m = {{1, 2, 3}, {4, 5, 6}};
+  Stage s;
+  s.show("m", m, {"r0", "r1"}, {"c0", "c1", "c2"});
+  const auto& t = std::get<attn::report::TensorItem>(s.items.at(0));
+  CHECK(t.values == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(t.row_labels == attn::report::Labels{"r0", "r1"});
+  CHECK(t.col_labels == attn::report::Labels{"c0", "c1", "c2"});
+}
+
+TEST_CASE("deliver tells the sink begin, each stage, then end") {
+  RecordingSink sink;
+  attn::report::deliver(sample_report(), sink);
+  CHECK(sink.events == std::vector<std::string>{"begin causal 3", "stage 1/3 Inputs", "stage 2/3 Scores",
+                                                "stage 3/3 Weights", "end"});
+  RecordingSink empty;
+  attn::report::deliver(Report{}, empty);
+  CHECK(empty.events == std::vector<std::string>{"begin  0", "end"});
+}
+
+// ------------------------------------------------------------------------------- text sink
+
+TEST_CASE("TextSink prints the header and each stage with its equation and shapes") {
+  const std::string out = render(sample_report());
+  CHECK(contains(out, "attn lesson causal: Causal attention\n"));
+  CHECK(contains(out, "follows: Build an LLM from scratch, 3.5\n"));
+  CHECK(contains(out, "setting: seed 789, d_out 2\n"));
+  CHECK(contains(out, "    torch.manual_seed(789)\n"));
+  CHECK(contains(out, "3 stages\n"));
+  CHECK(contains(out, "[2/3] Scores\n    attn_scores = queries @ keys^T\n"));
+  CHECK(contains(out, "    in:  queries (2, 3), keys (2, 3)\n"));
+  CHECK(contains(out, "    out: attn_scores (2, 2)\n"));
+  CHECK(contains(out, "attn_scores (2, 2)\ntensor([[ 0.5000,  0.2500],\n        [-1.0000,  2.0000]])\n"));
+  CHECK(contains(out, "Each score says how much one token cares about another.\n"));
+  CHECK(contains(out, "check: scores are finite\n"));
+  // A stage without an equation goes straight to its shapes.
+  CHECK(contains(out, "[3/3] Weights\n    out: attn_weights (2, 2)\n"));
+  // Row labels reach the printed tensor.
+  CHECK(contains(out, "  # journey"));
+  // Stages in order, each once.
+  const auto p1 = out.find("[1/3]"), p2 = out.find("[2/3]"), p3 = out.find("[3/3]");
+  CHECK(p1 < p2);
+  CHECK(p2 < p3);
+  CHECK(p3 != std::string::npos);
+  CHECK(out.find("[2/3]", p2 + 1) == std::string::npos);
+}
+
+TEST_CASE("TextSink in shapes-only mode keeps the shapes and drops the values") {
+  attn::report::TextOptions opts;
+  opts.shapes_only = true;
+  const std::string out = render(sample_report(), opts);
+  CHECK_FALSE(contains(out, "tensor("));
+  CHECK(contains(out, "[2/3] Scores"));
+  CHECK(contains(out, "    in:  queries (2, 3), keys (2, 3)\n"));
+  CHECK(contains(out, "    out: attn_scores (2, 2)\n"));
+  CHECK(contains(out, "check: scores are finite"));  // narration and checks stay
+}
+
+TEST_CASE("TextSink passes the print options to the tensors") {
+  attn::report::TextOptions opts;
+  opts.print.precision = 2;
+  const std::string out = render(sample_report(), opts);
+  CHECK(contains(out, "tensor([[ 0.50,  0.25],\n        [-1.00,  2.00]])"));
+}
+
+// -------------------------------------------------------------------------- wrap and tables
+
+TEST_CASE("wrap breaks between words at the width") {
+  using attn::report::wrap;
+  CHECK(wrap("one two three four five", 10, "", "") == "one two\nthree four\nfive\n");
+  // A prefix counts towards the width; continuation lines get the other prefix.
+  CHECK(wrap("rows sum to one", 14, "check: ", "       ") == "check: rows\n       sum to\n       one\n");
+  // A word longer than the width gets a line of its own rather than being cut.
+  CHECK(wrap("incomprehensibilities ok", 10, "", "") == "incomprehensibilities\nok\n");
+  CHECK(wrap("  spaced   out  ", 80, "", "") == "spaced out\n");
+  CHECK(wrap("", 10, "check: ", "") == "");
+}
+
+TEST_CASE("render_table aligns words left and numbers right under a rule") {
+  attn::report::TableItem t;
+  t.header = {"token", "weight", "note"};
+  t.rows = {{"Your", "0.1385", "low"}, {"journey", "0.2379", "high"}, {"x", "1.5", "-"}};
+  CHECK(attn::report::render_table(t) ==
+        "  token    weight  note\n"
+        "  -------  ------  ----\n"
+        "  Your     0.1385  low\n"
+        "  journey  0.2379  high\n"
+        "  x           1.5  -\n");
+}
+
+TEST_CASE("render_table pads short rows and uses the widest cell") {
+  attn::report::TableItem t;
+  t.header = {"n", "scaled variance"};
+  t.rows = {{"1024", "1.02"}, {"2"}};
+  CHECK(attn::report::render_table(t) ==
+        "     n  scaled variance\n"
+        "  ----  ---------------\n"
+        "  1024             1.02\n"
+        "     2\n");
+}
+
+TEST_CASE("fixed and scientific format numbers for checks and tables") {
+  CHECK(attn::report::fixed(0.123456, 4) == "0.1235");
+  CHECK(attn::report::fixed(-2.0, 2) == "-2.00");
+  CHECK(attn::report::scientific(12345.0, 2) == "1.23e+04");
+  CHECK(attn::report::scientific(0.000123, 1) == "1.2e-04");
+}

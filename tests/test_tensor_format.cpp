@@ -109,6 +109,31 @@ TEST_CASE("scientific mode for whole numbers") {
   CHECK(format_tensor(t) == R"py(tensor([3.0000e+00, 5.0000e+03]))py");
 }
 
+TEST_CASE("scientific mode: any value below 1e-4 decides") {
+  // torch.tensor([5e-5, 0.01])
+  const TensorItem t = item({2}, {5e-5, 0.01});
+  CHECK(format_tensor(t) == R"py(tensor([5.0000e-05, 1.0000e-02]))py");
+}
+
+TEST_CASE("fixed mode just above 1e-4") {
+  // torch.tensor([0.00015, 0.1])
+  const TensorItem t = item({2}, {0.00015, 0.1});
+  CHECK(format_tensor(t) == R"py(tensor([0.0002, 0.1000]))py");
+}
+
+TEST_CASE("integer mode up to a ratio of 1000") {
+  // torch.tensor([1., 1000.])
+  const TensorItem t = item({2}, {1.0, 1000.0});
+  CHECK(format_tensor(t) == R"py(tensor([   1., 1000.]))py");
+}
+
+TEST_CASE("scientific mode for whole numbers above 1e8") {
+  // torch.tensor([2e8, 3e8])
+  const TensorItem t = item({2}, {2e8, 3e8});
+  CHECK(format_tensor(t) == R"py(tensor([2.0000e+08, 3.0000e+08]))py");
+}
+
+
 TEST_CASE("a NaN row") {
   // torch.tensor([[nan, nan, nan], [0.25, 0.5, 0.25]])
   const TensorItem t = item({2, 3}, {kNaN, kNaN, kNaN, 0.25, 0.5, 0.25});

@@ -106,8 +106,9 @@ int list_lessons() {
   for (const auto& l : attn::lessons()) {
     std::string name = l.name;
     name.resize(width, ' ');
+    const std::string indent(7 + width, ' ');
     std::cout << "  " << i++ << ". " << name << "  " << l.title << "\n"
-              << "     " << std::string(width, ' ') << "  " << l.summary << "\n";
+              << attn::report::wrap(l.summary, 80, indent, indent);
   }
   return 0;
 }

@@ -17,8 +17,9 @@ Attention scaled_dot_product_attention(const Ten4& q, const Ten4& k, const Ten4&
   Attention a;
   a.attn_scores = matmul_bt(q, k);                // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
   a.scaled = scale_scores(a.attn_scores, d_k);    // (B, h, T, T)
-  if (causal)
-    a.scaled = masked_fill(a.scaled, causal_mask(T), -std::numeric_limits<float>::infinity());
+  if (causal)  // in place: at large T each (B, h, T, T) copy costs as much as a GEMM
+    masked_fill_inplace(a.scaled.data(), a.scaled.size() / (T * T), causal_mask(T),
+                        -std::numeric_limits<float>::infinity());
   a.attn_weights = softmax_rows(a.scaled);        // (B, h, T, T)
   a.context = matmul(a.attn_weights, v);          // (B, h, T, T) @ (B, h, T, d_k) -> (B, h, T, d_k)
   return a;

@@ -66,15 +66,16 @@ std::string render_table(const TableItem& table) {
 
 namespace {
 
-// "queries (6, 2), keys (6, 2)", wrapped only between entries, never inside a shape.
-std::string shapes_lines(const std::vector<Shaped>& shaped, std::size_t width, const std::string& first) {
+// Items joined by ", " and wrapped only between items, never inside one ("causal False",
+// "queries (6, 2)").
+std::string wrap_items(const std::vector<std::string>& items, std::size_t width, const std::string& first) {
   constexpr char kKeep = '\x01';  // a space wrap() must not break at
   std::string s;
-  for (std::size_t i = 0; i < shaped.size(); ++i) {
-    std::string entry = shaped[i].name + " " + shape_str(shaped[i].shape);
-    for (char& c : entry)
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::string item = items[i];
+    for (char& c : item)
       if (c == ' ') c = kKeep;
-    s += (i ? ", " : "") + entry;
+    s += (i ? ", " : "") + item;
   }
   std::string out = wrap(s, width, first, std::string(first.size(), ' '));
   for (char& c : out)
@@ -82,16 +83,18 @@ std::string shapes_lines(const std::vector<Shaped>& shaped, std::size_t width, c
   return out;
 }
 
+std::string shapes_lines(const std::vector<Shaped>& shaped, std::size_t width, const std::string& first) {
+  std::vector<std::string> items;
+  for (const auto& t : shaped) items.push_back(t.name + " " + shape_str(t.shape));
+  return wrap_items(items, width, first);
+}
+
 }  // namespace
 
 void TextSink::begin(const Header& h, std::size_t total_stages) {
   out_ << "attn lesson " << h.lesson << ": " << h.title << "\n";
-  if (!h.follows.empty()) out_ << "follows: " << h.follows << "\n";
-  if (!h.setting.empty()) {
-    std::string s;
-    for (std::size_t i = 0; i < h.setting.size(); ++i) s += (i ? ", " : "") + h.setting[i];
-    out_ << "setting: " << s << "\n";
-  }
+  if (!h.follows.empty()) out_ << wrap(h.follows, opts_.width, "follows: ", "         ");
+  if (!h.setting.empty()) out_ << wrap_items(h.setting, opts_.width, "setting: ");
   if (!h.reproduce.empty()) {
     out_ << "reproduce in PyTorch:\n";
     for (const auto& line : h.reproduce) out_ << "    " << line << "\n";

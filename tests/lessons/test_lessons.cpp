@@ -63,7 +63,7 @@ TEST_CASE("registry: names, order, suggestions") {
     CHECK(std::string(l.title).size() > 0);
     CHECK(std::string(l.summary).size() > 0);
     CHECK(std::string(l.follows).size() > 0);
-    CHECK(l.run != nullptr);
+    CHECK(static_cast<bool>(l.run));
     CHECK(find_lesson(l.name) == &l);
   }
   CHECK(find_lesson("casual") == nullptr);
