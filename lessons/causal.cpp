@@ -86,6 +86,9 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Inputs: one embedding per token", "x = embed(tokens)");
     view.show(s, "x", x, tok);
     s.note(input.origin);
+    if (view.batched())
+      s.note("--batch stacks the same sentence " + std::to_string(B) +
+             " times, as the book does with torch.stack((inputs, inputs)).");
   }
 
   // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers.
@@ -222,7 +225,9 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
       const auto earlier = xt::view(changed.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
       const auto before = xt::view(r.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
       const Ten3 a = earlier, b = before;  // (B, T-1, d_out)
-      s.check("rows 1.." + std::to_string(T - 1) + " unchanged: " + max_diff_text(a, b) + " (exactly 0)");
+      const bool identical = max_abs_diff(a, b) == 0.0f;
+      s.check("rows 1.." + std::to_string(T - 1) + " unchanged: " + max_diff_text(a, b) +
+              (identical ? " (exactly 0: nothing leaked)" : " (NOT zero: the future leaked)"));
     }
     const Ten3 last_after = xt::view(changed.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
     const Ten3 last_before = xt::view(r.context_vec, xt::all(), xt::range(T - 1, T), xt::all());

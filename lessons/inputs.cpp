@@ -84,14 +84,15 @@ TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
   if (seeded.empty()) {
     in.origin = "x holds the book's 3-d embeddings of these tokens (Raschka 3.3).";
   } else {
-    in.origin = "Each word without a book embedding gets its own vector, the same every time "
-                "(a repeated word repeats it): torch.manual_seed(seed); torch.rand(" +
-                std::to_string(d_in) + "), with seeds";
-    bool first = true;
-    for (const auto& [word, seed] : seeded) {
-      in.origin += std::string(first ? " " : ", ") + word + ": " + std::to_string(seed);
-      first = false;
-    }
+    in.origin = d_in == 3 ? "Each word without a book embedding gets its own vector"
+                          : "The book's embeddings are 3-d, so with d_in = " + std::to_string(d_in) +
+                                " every word gets its own vector";
+    in.origin += ", the same every time (a repeated word repeats it): torch.manual_seed(seed); "
+                 "torch.rand(" + std::to_string(d_in) + "), seed = fnv1a32(word):";
+    constexpr std::size_t kListed = 8;  // a long input lists its first words only
+    for (std::size_t i = 0; i < seeded.size() && i < kListed; ++i)
+      in.origin += std::string(i ? ", " : " ") + seeded[i].first + ": " + std::to_string(seeded[i].second);
+    if (seeded.size() > kListed) in.origin += " and " + std::to_string(seeded.size() - kListed) + " more";
     in.origin += from_book == 0 ? "." : ". The others are the book's 3-d embeddings.";
   }
   return in;

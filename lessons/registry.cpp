@@ -69,14 +69,16 @@ void check_options_apply(const LessonEntry& lesson, const std::set<std::string>&
   for (const auto& opt : option_names()) {
     const bool applies = lesson.options & opt.bit;
     const std::string flag = opt.flag;
-    const bool passed = given.count(flag) || (opt.bit == kCausal && given.count("--no-causal"));
+    // --no-causal is the other spelling of --causal; name the one the learner typed.
+    const std::string typed = opt.bit == kCausal && given.count("--no-causal") ? "--no-causal" : flag;
+    const bool passed = given.count(typed) != 0;
     if (passed && !applies) {
       std::string accepted;
       for (const auto& o : option_names())
         if (lesson.options & o.bit) accepted += std::string(o.flag) + ", ";
       accepted += "--precision, --shapes-only";
-      throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + flag, flag,
-                       "one of " + accepted, flag);
+      throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + typed, typed,
+                       "one of " + accepted, typed);
     }
   }
 }

@@ -25,6 +25,8 @@ namespace {
 
 constexpr std::size_t kSamples = 4096;  // pairs (q, k) per d_k: variance known to ~2%
 constexpr std::size_t kWidths[] = {2, 8, 32, 128, 512};
+constexpr std::size_t kRows = 256;      // query rows per d_k in the softmax comparison
+constexpr std::size_t kTableRows = 16;  // rows of the side-by-side table before "..."
 
 // Row-wise dot products: (N, d) . (N, d) -> (N,)
 Vec row_dots(const Mat& q, const Mat& k) {
@@ -44,7 +46,8 @@ std::string f(double v, int decimals) { return report::fixed(v, decimals); }
 void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(0);
   const std::size_t T = size_option(opts.seq_len, 8, "--seq-len");
-  check_size("keys", {T, 512}, opts.shapes_only, "--seq-len");
+  check_size("scores", {kRows, T}, /*shapes_only=*/true, "--seq-len");  // held, never printed whole
+  check_size("softmax(scores)", {T}, opts.shapes_only, "--seq-len");
   report::Labels keys_labels;
   for (std::size_t t = 0; t < T; ++t) keys_labels.push_back("k" + std::to_string(t + 1));
 
@@ -55,8 +58,8 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
                 {"torch.manual_seed(" + std::to_string(seed) + ")",
                  "for d_k in (2, 8, 32, 128, 512): q = torch.randn(" + std::to_string(kSamples) +
                      ", d_k); k = torch.randn(" + std::to_string(kSamples) + ", d_k)",
-                 "for d_k in (2, 8, 32, 128, 512): q_row = torch.randn(1, d_k); keys = torch.randn(" +
-                     std::to_string(T) + ", d_k)"}};
+                 "for d_k in (2, 8, 32, 128, 512): queries = torch.randn(" + std::to_string(kRows) +
+                     ", d_k); keys = torch.randn(" + std::to_string(T) + ", d_k)"}};
 
   // Part 1: the variance of q . k, measured for each width.
   TorchGenerator gen(seed);
@@ -103,43 +106,57 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
            "sqrt(d_k) it is about +-1 at every width.");
   }
 
-  // Part 2: one row of T scores per width, softmax with and without scaling.
-  std::vector<std::vector<std::string>> softmax_rows_table;
-  Vec example_scores, example_raw, example_scaled;  // (T,) each, for d_k = 512
+  // Part 2: rows of T scores per width, softmax with and without scaling. Each statistic is
+  // averaged over kRows query rows, so the trend is not one row's luck.
+  std::vector<std::vector<std::string>> softmax_table;
+  Vec example_scores, example_raw, example_scaled;  // (T,) each: the first row at d_k = 512
   for (std::size_t d_k : kWidths) {
-    const Mat q_row = gen.randn(1, d_k);                 // (1, d_k)
-    const Mat keys = gen.randn(T, d_k);                  // (T, d_k)
-    const Mat scores = matmul_bt(q_row, keys);           // (1, d_k) @ (d_k, T) -> (1, T)
-    const Mat scaled = scale_scores(scores, d_k);        // (1, T)
-    const Vec p_raw = xt::view(softmax_rows(scores), 0);      // (T,)
-    const Vec p_scaled = xt::view(softmax_rows(scaled), 0);   // (T,)
-    softmax_rows_table.push_back({std::to_string(d_k), f(xt::amax(p_raw)(), 4), f(xt::amax(p_scaled)(), 4),
-                                  f(entropy(p_raw), 3), f(entropy(p_scaled), 3),
-                                  f(softmax_jacobian_norm(p_raw), 4), f(softmax_jacobian_norm(p_scaled), 4)});
+    const Mat queries = gen.randn(kRows, d_k);         // (R, d_k)
+    const Mat keys = gen.randn(T, d_k);                // (T, d_k)
+    const Mat scores = matmul_bt(queries, keys);       // (R, d_k) @ (d_k, T) -> (R, T)
+    const Mat p_raw = softmax_rows(scores);                        // (R, T)
+    const Mat p_scaled = softmax_rows(scale_scores(scores, d_k));  // (R, T)
+    double max_raw = 0, max_scaled = 0, h_raw = 0, h_scaled = 0, j_raw = 0, j_scaled = 0;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const Vec a = xt::view(p_raw, r), b = xt::view(p_scaled, r);  // (T,)
+      max_raw += xt::amax(a)();
+      max_scaled += xt::amax(b)();
+      h_raw += entropy(a);
+      h_scaled += entropy(b);
+      j_raw += softmax_jacobian_norm(a);
+      j_scaled += softmax_jacobian_norm(b);
+    }
+    const double n = kRows;
+    softmax_table.push_back({std::to_string(d_k), f(max_raw / n, 4), f(max_scaled / n, 4), f(h_raw / n, 3),
+                             f(h_scaled / n, 3), f(j_raw / n, 4), f(j_scaled / n, 4)});
     if (d_k == 512) {
       example_scores = xt::view(scores, 0);
-      example_raw = p_raw;
-      example_scaled = p_scaled;
+      example_raw = xt::view(p_raw, 0);
+      example_scaled = xt::view(p_scaled, 0);
     }
   }
   {
-    auto& s = out.stage("Softmax of one row of " + std::to_string(T) + " scores, unscaled vs scaled",
+    auto& s = out.stage("Softmax of rows of " + std::to_string(T) + " scores, unscaled vs scaled",
                         "p = softmax(q @ keys^T)  vs  p = softmax(q @ keys^T / sqrt(d_k));  J = diag(p) - p p^T");
     s.table({"d_k", "max p raw", "max p scaled", "entropy raw", "entropy scaled", "||J|| raw", "||J|| scaled"},
-            softmax_rows_table);
-    s.note("Entropy is at most log(" + std::to_string(T) + ") = " + f(std::log(static_cast<double>(T)), 3) +
-           " (uniform) and 0 for a one-hot row. ||J|| is the Frobenius norm of the softmax "
-           "Jacobian: the gradient a score receives during training is scaled by it. Unscaled, "
-           "wide heads give near one-hot rows whose Jacobian is near 0, so the scores stop "
-           "learning; scaled rows keep a usable gradient at every width.");
+            softmax_table);
+    s.note("Each column is the mean over " + std::to_string(kRows) + " query rows against the same " +
+           std::to_string(T) + " keys. Entropy is at most log(" + std::to_string(T) + ") = " +
+           f(std::log(static_cast<double>(T)), 3) + " (all keys equal) and 0 for a one-hot row. ||J|| "
+           "is the Frobenius norm of the softmax Jacobian, which multiplies the gradient the scores "
+           "receive in training.");
+    s.note("Unscaled, the spread of the scores grows like sqrt(d_k): at large d_k the largest score "
+           "wins outright, the row is nearly one-hot and ||J|| falls towards 0, so the scores stop "
+           "learning. Scaled, the rows look alike at every width.");
   }
   {
-    auto& s = out.stage("One row both ways (d_k = 512)", "scores = q @ keys^T;  scores / sqrt(512)");
+    auto& s = out.stage("One row both ways (d_k = 512)", "scores = queries[0] @ keys^T;  scores / sqrt(512)");
     std::vector<std::vector<std::string>> rows;
     const float root = std::sqrt(512.0f);
-    for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t t = 0; t < T && t < kTableRows; ++t)
       rows.push_back({keys_labels[t], f(example_scores(t), 2), f(example_raw(t), 4),
                       f(example_scores(t) / root, 4), f(example_scaled(t), 4)});
+    if (T > kTableRows) rows.push_back({"...", "", "", "", ""});
     s.table({"key", "score", "softmax(score)", "score / sqrt(d_k)", "softmax(score / sqrt(d_k))"}, rows);
     s.show("softmax(scores)", example_raw, {}, keys_labels);
     s.show("softmax(scores / sqrt(d_k))", example_scaled, {}, keys_labels);

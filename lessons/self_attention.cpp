@@ -101,7 +101,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Queries, keys and values",
                         "queries = x @ W_query;  keys = x @ W_key;  values = x @ W_value");
     view.in(s, "x", x);
-    s.in("W_query", W_query);
+    s.in("W_query", W_query).in("W_key", W_key).in("W_value", W_value);
     view.show(s, "queries", queries, tok);
     view.show(s, "keys", keys, tok);
     view.show(s, "values", values, tok);

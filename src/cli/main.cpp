@@ -143,6 +143,9 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd) {
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
+  // A reader that leaves early (attn lesson causal | head -3) makes writes fail with EPIPE
+  // instead of killing the process, so attn can end quietly with status 0.
+  std::signal(SIGPIPE, SIG_IGN);
 
   CLI::App app{"attn: the attention mechanism, one stage at a time.\n"
                "Each lesson prints the equation, the shapes and the tensors of every step,\n"
@@ -155,18 +158,18 @@ int main(int argc, char** argv) {
   RawOptions raw;
   CLI::App* lesson = app.add_subcommand("lesson", "Run a lesson: attn lesson NAME [options]");
   lesson->add_option("name", raw.lesson, "Lesson name (see attn list)")->required();
-  lesson->add_option("--seed", raw.seed, "Seed for torch.manual_seed (default: the article's)");
-  lesson->add_option("--precision", raw.precision, "Decimals printed, 1..10 (default 4)");
+  lesson->add_option("--seed", raw.seed, "Seed for torch.manual_seed (default: the article's)")->type_name("INT");
+  lesson->add_option("--precision", raw.precision, "Decimals printed, 1..10 (default 4)")->type_name("INT");
   lesson->add_flag("--shapes-only", raw.shapes_only, "Print names and shapes, not values");
-  lesson->add_option("--batch", raw.batch, "Batch size B: the input stacked B times");
-  lesson->add_option("--seq-len", raw.seq_len, "Number of tokens T");
-  lesson->add_option("--d-in", raw.d_in, "Embedding width d_in");
-  lesson->add_option("--d-out", raw.d_out, "Projection width d_out (all heads together)");
-  lesson->add_option("--heads", raw.heads, "Number of heads h (must divide --d-out)");
+  lesson->add_option("--batch", raw.batch, "Batch size B: the input stacked B times")->type_name("INT");
+  lesson->add_option("--seq-len", raw.seq_len, "Number of tokens T")->type_name("INT");
+  lesson->add_option("--d-in", raw.d_in, "Embedding width d_in")->type_name("INT");
+  lesson->add_option("--d-out", raw.d_out, "Projection width d_out (all heads together)")->type_name("INT");
+  lesson->add_option("--heads", raw.heads, "Number of heads h (must divide --d-out)")->type_name("INT");
   lesson->add_flag("--causal", raw.causal, "Mask the future (heads lesson; the default there)");
   lesson->add_flag("--no-causal", raw.no_causal, "Let every token see every token (heads lesson)");
   lesson->add_flag("--qkv-bias", raw.qkv_bias, "Give W_query, W_key, W_value a bias (heads lesson)");
-  lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"");
+  lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
 
   try {
     app.parse(argc, argv);
@@ -179,7 +182,7 @@ int main(int argc, char** argv) {
       std::cout << app.help();
     }
     std::cout.flush();
-    // A reader that went away (attn lesson causal | head -3) is not an error worth a message.
+    // A reader that went away is not an error worth a message.
     if (!std::cout && errno != EPIPE) {
       std::cerr << "attn: error: could not write to standard output\n";
       return 1;

@@ -199,8 +199,11 @@ TEST_CASE("scaling: measured variances track d_k, scaled ones stay near 1") {
   // Values printed by PyTorch for torch.manual_seed(0) and the lesson's draws.
   CHECK(raw.values[0] == doctest::Approx(2.0253708f).epsilon(1e-5));
   CHECK(raw.values[4] == doctest::Approx(514.29388f).epsilon(1e-5));
+  // The example row at d_k = 512: unscaled it is one-hot in all but name; scaled it is not.
   const auto& unscaled_row = tensor(r, "softmax(scores)");
-  CHECK(unscaled_row.values[3] == doctest::Approx(0.99998f).epsilon(1e-4));
+  const auto& scaled_row = tensor(r, "softmax(scores / sqrt(d_k))");
+  CHECK(unscaled_row.values[6] == doctest::Approx(1.0f).epsilon(1e-4));
+  CHECK(scaled_row.values[6] == doctest::Approx(0.4504f).epsilon(1e-3));
 }
 
 TEST_CASE("sizes beyond the limits are refused before anything is computed") {
