@@ -59,43 +59,25 @@ float max_above_diagonal(const Ten3& w) {
 }  // namespace
 
 void lesson_causal(const LessonOptions& opts, report::Report& out) {
-  const std::uint64_t seed = opts.seed.value_or(789);  // the book's seed for 3.5
-  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
-  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
-  const std::size_t B = size_option(opts.batch, 1, "--batch");
-  const BatchView view(opts.batch.has_value());
+  const SingleHeadSetup set = single_head_setup(opts, 789);  // the book's seed for 3.5
+  const std::size_t d_out = set.d_out, B = set.B, T = set.T;
+  const BatchView& view = set.view;
+  const Ten3& x = set.x;  // (B, T, d_in)
+  const auto& tok = set.input.tokens;
 
-  const TokenInput input = token_input(opts, d_in);
-  const std::size_t T = input.tokens.size();
-  const auto& tok = input.tokens;
-  check_size("attn_scores", {B, T, T}, opts.shapes_only, "--batch, --seq-len");
-  check_size("W_query.weight", {d_out, d_in}, opts.shapes_only, "--d-in, --d-out");
-  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
-
-  const std::string din = std::to_string(d_in), dout = std::to_string(d_out);
+  const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
   const std::string linear = "nn.Linear(" + din + ", " + dout + ", bias=False)";
   out.header = {"causal", "Causal attention: no peeking at the future",
-                "Raschka, Build a Large Language Model (From Scratch), 3.5",
-                {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + din,
-                 "d_out " + dout, "batch " + std::to_string(B)},
-                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(),
+                {"torch.manual_seed(" + std::to_string(set.seed) + ")",
                  "W_query = " + linear, "W_key = " + linear, "W_value = " + linear}};
-
-  const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
-  {
-    auto& s = out.stage("Inputs: one embedding per token", "x = embed(tokens)");
-    view.show(s, "x", x, tok);
-    s.note(input.origin);
-    if (view.batched())
-      s.note("--batch stacks the same sentence " + std::to_string(B) +
-             " times, as the book does with torch.stack((inputs, inputs)).");
-  }
+  inputs_stage(out, view, set.input, x);
 
   // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers.
-  TorchGenerator gen(seed);
-  const Linear W_query = make_linear(gen, d_in, d_out, false);  // weight (d_out, d_in)
-  const Linear W_key = make_linear(gen, d_in, d_out, false);    // weight (d_out, d_in)
-  const Linear W_value = make_linear(gen, d_in, d_out, false);  // weight (d_out, d_in)
+  TorchGenerator gen(set.seed);
+  const Linear W_query = make_linear(gen, set.d_in, d_out, false);  // weight (d_out, d_in)
+  const Linear W_key = make_linear(gen, set.d_in, d_out, false);    // weight (d_out, d_in)
+  const Linear W_value = make_linear(gen, set.d_in, d_out, false);  // weight (d_out, d_in)
   const CausalRun r = forward(x, W_query, W_key, W_value);
   {
     auto& s = out.stage("Queries, keys and values from nn.Linear",
@@ -106,7 +88,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     view.show(s, "keys", r.keys, tok);
     view.show(s, "values", r.values, tok);
     s.note("nn.Linear stores its weight as (out, in) = (" + dout + ", " + din +
-           ") and computes x @ weight^T. Drawn after torch.manual_seed(" + std::to_string(seed) +
+           ") and computes x @ weight^T. Drawn after torch.manual_seed(" + std::to_string(set.seed) +
            ") in the order query, key, value, so PyTorch gives these very numbers.");
   }
   {
@@ -214,7 +196,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   // Proof that nothing leaks: change the last token's input, recompute, compare.
   Ten3 x_changed = x;  // (B, T, d_in)
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t k = 0; k < d_in; ++k) x_changed(b, T - 1, k) += 1.0f;
+    for (std::size_t k = 0; k < set.d_in; ++k) x_changed(b, T - 1, k) += 1.0f;
   const CausalRun changed = forward(x_changed, W_query, W_key, W_value);
   {
     auto& s = out.stage("Nothing leaks from the future",

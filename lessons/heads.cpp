@@ -84,13 +84,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                      (causal ? "" : " (but always masks)")}};
 
   const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
-  {
-    auto& s = out.stage("Inputs: a batch of token embeddings", "x = torch.stack([embed(tokens)] * B)");
-    s.show("x", x, tok);
-    s.note(input.origin);
-    s.note("The batch axis is real: every step below runs on the whole batch (B = " +
-           std::to_string(B) + ") at once. The book builds its batch with torch.stack((inputs, inputs)).");
-  }
+  inputs_stage(out, BatchView(true), input, x, "Inputs: a batch of token embeddings",
+               "x = torch.stack([embed(tokens)] * B)");
 
   // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them.
   TorchGenerator gen(seed);

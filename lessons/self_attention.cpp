@@ -16,38 +16,20 @@
 namespace attn {
 
 void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
-  const std::uint64_t seed = opts.seed.value_or(123);  // the book's seed for 3.4
-  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
-  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
-  const std::size_t B = size_option(opts.batch, 1, "--batch");
-  const BatchView view(opts.batch.has_value());
+  const SingleHeadSetup set = single_head_setup(opts, 123);  // the book's seed for 3.4
+  const std::size_t d_out = set.d_out;
+  const BatchView& view = set.view;
+  const Ten3& x = set.x;  // (B, T, d_in)
+  const auto& tok = set.input.tokens;
 
-  const TokenInput input = token_input(opts, d_in);
-  const std::size_t T = input.tokens.size();
-  const auto& tok = input.tokens;
-  check_size("attn_scores", {B, T, T}, opts.shapes_only, "--batch, --seq-len");
-  check_size("W_query", {d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
-  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
-
-  const std::string din = std::to_string(d_in), dout = std::to_string(d_out);
+  const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
   out.header = {"self-attention", "Self-attention, step by step",
-                "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
-                {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + din,
-                 "d_out " + dout, "batch " + std::to_string(B)},
-                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4", set.setting(),
+                {"torch.manual_seed(" + std::to_string(set.seed) + ")",
                  "W_query = torch.rand(" + din + ", " + dout + ")",
                  "W_key = torch.rand(" + din + ", " + dout + ")",
                  "W_value = torch.rand(" + din + ", " + dout + ")"}};
-
-  const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
-  {
-    auto& s = out.stage("Inputs: one embedding per token", "x = embed(tokens)");
-    view.show(s, "x", x, tok);
-    s.note(input.origin);
-    if (view.batched())
-      s.note("--batch stacks the same sentence " + std::to_string(B) +
-             " times, as the book does with torch.stack((inputs, inputs)).");
-  }
+  inputs_stage(out, view, set.input, x);
 
   // Part 1: attention without trainable weights.
   const Ten3 plain_scores = matmul_bt(x, x);  // (B, T, d_in) @ (B, d_in, T) -> (B, T, T)
@@ -82,15 +64,15 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
   }
 
   // Part 2: trainable projections, drawn like the book: three torch.rand(d_in, d_out).
-  TorchGenerator gen(seed);
-  const Mat W_query = gen.rand(d_in, d_out);  // (d_in, d_out)
-  const Mat W_key = gen.rand(d_in, d_out);    // (d_in, d_out)
-  const Mat W_value = gen.rand(d_in, d_out);  // (d_in, d_out)
+  TorchGenerator gen(set.seed);
+  const Mat W_query = gen.rand(set.d_in, d_out);  // (d_in, d_out)
+  const Mat W_key = gen.rand(set.d_in, d_out);    // (d_in, d_out)
+  const Mat W_value = gen.rand(set.d_in, d_out);  // (d_in, d_out)
   {
     auto& s = out.stage("Trainable weights W_query, W_key, W_value",
                         "W_query, W_key, W_value = torch.rand(d_in, d_out), in that order");
     s.show("W_query", W_query).show("W_key", W_key).show("W_value", W_value);
-    s.note("Random and untrained, drawn right after torch.manual_seed(" + std::to_string(seed) +
+    s.note("Random and untrained, drawn right after torch.manual_seed(" + std::to_string(set.seed) +
            ") in this order, so PyTorch gives the same numbers. Training would tune them; the "
            "mechanism is the same either way.");
   }
