@@ -53,15 +53,22 @@ std::size_t resolve_seq_len(const LessonOptions& opts, std::size_t default_t) {
 
 TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
   const std::size_t T = resolve_seq_len(opts, book_tokens().size());
-  TokenInput in;
+  std::vector<std::string> tokens;
   if (opts.tokens) {
-    in.tokens = *opts.tokens;
+    tokens = *opts.tokens;
   } else {
     // The book's sentence, cut short or extended with numbered tokens.
     for (std::size_t t = 0; t < T; ++t)
-      in.tokens.push_back(t < book_tokens().size() ? book_tokens()[t] : "tok" + std::to_string(t + 1));
+      tokens.push_back(t < book_tokens().size() ? book_tokens()[t] : "tok" + std::to_string(t + 1));
   }
   check_size("x", {T, d_in}, opts.shapes_only, "--seq-len, --d-in");
+  return embed_tokens(std::move(tokens), d_in, /*book=*/true);
+}
+
+TokenInput embed_tokens(std::vector<std::string> tokens, std::size_t d_in, bool book_vectors) {
+  const std::size_t T = tokens.size();
+  TokenInput in;
+  in.tokens = std::move(tokens);
   in.x = xt::zeros<float>({T, d_in});  // (T, d_in)
   const Mat book = book_embeddings();  // (6, 3)
   std::vector<std::pair<std::string, std::uint32_t>> seeded;  // words with their own vector, first seen first
@@ -71,7 +78,7 @@ TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
     std::size_t book_row = book_tokens().size();
     for (std::size_t r = 0; r < book_tokens().size(); ++r)
       if (lower(book_tokens()[r]) == word) book_row = r;
-    if (d_in == 3 && book_row < book_tokens().size()) {
+    if (book_vectors && d_in == 3 && book_row < book_tokens().size()) {
       for (std::size_t k = 0; k < 3; ++k) in.x(t, k) = book(book_row, k);
       ++from_book;
     } else {
@@ -84,9 +91,10 @@ TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
   if (seeded.empty()) {
     in.origin = "x holds the book's 3-d embeddings of these tokens (Raschka 3.3).";
   } else {
-    in.origin = d_in == 3 ? "Each word without a book embedding gets its own vector"
-                          : "The book's embeddings are 3-d, so with d_in = " + std::to_string(d_in) +
-                                " every word gets its own vector";
+    in.origin = !book_vectors ? "Each word gets its own vector"
+                : d_in == 3 ? "Each word without a book embedding gets its own vector"
+                            : "The book's embeddings are 3-d, so with d_in = " + std::to_string(d_in) +
+                                  " every word gets its own vector";
     in.origin += ", the same every time (a repeated word repeats it): torch.manual_seed(seed); "
                  "torch.rand(" + std::to_string(d_in) + "), seed = fnv1a32(word):";
     constexpr std::size_t kListed = 8;  // a long input lists its first words only

@@ -28,6 +28,10 @@ struct TokenInput {
 // the word's own seeded vector (see core/embedding.hpp). Words compare case-insensitively.
 TokenInput token_input(const LessonOptions& opts, std::size_t d_in);
 
+// The embedding rule alone, for any list of words. With book_vectors false every word gets its
+// own seeded vector (the RNN lessons' sentences are not the book's).
+TokenInput embed_tokens(std::vector<std::string> tokens, std::size_t d_in, bool book_vectors);
+
 // Resolve --seq-len against --tokens; T when they agree.
 std::size_t resolve_seq_len(const LessonOptions& opts, std::size_t default_t);
 

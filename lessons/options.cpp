@@ -18,6 +18,7 @@ const std::vector<OptionName>& option_names() {
       {kSeed, "--seed"},     {kBatch, "--batch"}, {kSeqLen, "--seq-len"},
       {kDIn, "--d-in"},      {kDOut, "--d-out"},  {kHeads, "--heads"},
       {kCausal, "--causal"}, {kQkvBias, "--qkv-bias"}, {kTokens, "--tokens"},
+      {kSrc, "--src"},       {kTgt, "--tgt"},     {kHidden, "--hidden"},
   };
   return names;
 }

@@ -34,6 +34,9 @@ struct LessonOptions {
   std::optional<bool> causal;
   bool qkv_bias = false;
   std::optional<std::vector<std::string>> tokens;
+  std::optional<std::vector<std::string>> src;  // RNN lessons: the sentence to translate
+  std::optional<std::vector<std::string>> tgt;  // RNN lessons: its translation
+  std::optional<std::size_t> hidden;            // RNN lessons: hidden width d_h
 };
 
 // Which options a lesson accepts (a learner who passes one that does nothing is told so).
@@ -47,6 +50,9 @@ enum OptionBit : unsigned {
   kCausal = 1u << 6,
   kQkvBias = 1u << 7,
   kTokens = 1u << 8,
+  kSrc = 1u << 9,
+  kTgt = 1u << 10,
+  kHidden = 1u << 11,
 };
 struct OptionName {
   OptionBit bit;
@@ -54,6 +60,11 @@ struct OptionName {
 };
 // Flag spellings, in the order `attn lesson --help` lists them.
 const std::vector<OptionName>& option_names();
+
+// Longest --src or --tgt sentence: every stage prints one row or column per word.
+constexpr std::size_t kMaxSentence = 32;
+// Largest --hidden: vectors are printed whole, one per line where they fit.
+constexpr std::size_t kMaxHidden = 256;
 
 // Largest value any size option takes; larger tensors are refused by check_size anyway.
 constexpr std::size_t kMaxSize = 65536;

@@ -6,6 +6,18 @@ namespace attn {
 
 const std::vector<LessonEntry>& lessons() {
   static const std::vector<LessonEntry> table = {
+      {"bottleneck", "The encoder-decoder bottleneck",
+       "a tanh RNN squeezes the whole sentence into one vector; measure how early words fade",
+       "Evolution of Attention Mechanism; Rakesh, Transformer Block - Multihead Attention",
+       kSeed | kDIn | kSrc | kTgt | kHidden, lesson_bottleneck},
+      {"bahdanau", "Bahdanau attention: additive scoring",
+       "a bidirectional encoder, e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), the alignment matrix",
+       "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
+       kSeed | kDIn | kSrc | kTgt | kHidden, lesson_bahdanau},
+      {"luong", "Luong attention: dot, general and concat scores",
+       "scores from the current decoder state, three scoring functions, and the bridge to Q K^T",
+       "Luong, Pham, Manning (2015), as told in Evolution of Attention Mechanism",
+       kSeed | kDIn | kSrc | kTgt | kHidden, lesson_luong},
       {"self-attention", "Self-attention, step by step",
        "scores, softmax and context vectors, first without weights, then with W_query, W_key, W_value",
        "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",

@@ -34,6 +34,9 @@ std::string closest_lesson(const std::string& name);
 void check_options_apply(const LessonEntry& lesson, const std::set<std::string>& given);
 
 // Each lesson's entry point (one file each).
+void lesson_bottleneck(const LessonOptions& opts, report::Report& out);
+void lesson_bahdanau(const LessonOptions& opts, report::Report& out);
+void lesson_luong(const LessonOptions& opts, report::Report& out);
 void lesson_self_attention(const LessonOptions& opts, report::Report& out);
 void lesson_causal(const LessonOptions& opts, report::Report& out);
 void lesson_heads(const LessonOptions& opts, report::Report& out);

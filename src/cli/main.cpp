@@ -43,9 +43,20 @@ std::vector<std::string> split_words(const std::string& text) {
   return words;
 }
 
+// Words separated by spaces: at least one, at most `limit` (a longer sentence could not be printed
+// one word per row).
+std::vector<std::string> parse_words(const std::string& flag, const std::string& text, std::size_t limit) {
+  auto words = split_words(text);
+  if (words.empty()) throw UsageError(flag + " needs at least one word", flag, "words separated by spaces", "'" + text + "'");
+  if (words.size() > limit)
+    throw UsageError(flag + " is too long to print", flag, "at most " + std::to_string(limit) + " words",
+                     std::to_string(words.size()));
+  return words;
+}
+
 struct RawOptions {  // every option as typed, so the messages can quote it
   std::string lesson;
-  std::string seed, precision, batch, seq_len, d_in, d_out, heads, tokens;
+  std::string seed, precision, batch, seq_len, d_in, d_out, heads, tokens, src, tgt, hidden;
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
 };
 
@@ -71,13 +82,10 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, std::set<std::
   if (no_causal) o.causal = false;
   o.qkv_bias = seen("--qkv-bias");
   o.shapes_only = raw.shapes_only;
-  if (seen("--tokens")) {
-    auto words = split_words(raw.tokens);
-    if (words.empty()) throw UsageError("--tokens needs at least one word", "--tokens", "words separated by spaces", "''");
-    if (words.size() > attn::kMaxSize)
-      throw UsageError("--tokens has too many words", "--tokens", "at most " + std::to_string(attn::kMaxSize), std::to_string(words.size()));
-    o.tokens = std::move(words);
-  }
+  if (seen("--tokens")) o.tokens = parse_words("--tokens", raw.tokens, attn::kMaxSize);
+  if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
+  if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.tgt, attn::kMaxSentence);
+  if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.hidden, 1, attn::kMaxHidden);
   return o;
 }
 
@@ -169,6 +177,9 @@ int main(int argc, char** argv) {
   lesson->add_flag("--causal", raw.causal, "Mask the future (heads lesson; the default there)");
   lesson->add_flag("--no-causal", raw.no_causal, "Let every token see every token (heads lesson)");
   lesson->add_flag("--qkv-bias", raw.qkv_bias, "Give W_query, W_key, W_value a bias (heads lesson)");
+  lesson->add_option("--src", raw.src, "Source sentence to translate (RNN lessons)")->type_name("WORDS");
+  lesson->add_option("--tgt", raw.tgt, "Target sentence, its translation (RNN lessons)")->type_name("WORDS");
+  lesson->add_option("--hidden", raw.hidden, "Hidden width d_h of the RNNs (RNN lessons)")->type_name("INT");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
 
   try {

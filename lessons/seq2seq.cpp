@@ -1,0 +1,40 @@
+#include "lessons/seq2seq.hpp"
+
+namespace attn {
+
+const char* const kUntrainedNote =
+    "The weights are random and untrained: the shapes, the arithmetic and the costs are exactly "
+    "those of the real thing, but no translation is learned, so read the numbers as mechanism, "
+    "not as meaning. The decoder is fed the reference translation one word at a time (teacher "
+    "forcing), as in training.";
+
+Seq2SeqSetup seq2seq_setup(const LessonOptions& opts, std::uint64_t default_seed) {
+  const std::size_t d_in = size_option(opts.d_in, 4, "--d-in");
+  const std::size_t d_h = opts.hidden.value_or(8);
+  if (d_h == 0) throw UsageError("--hidden must be positive", "--hidden", "1.." + std::to_string(kMaxHidden), "0");
+  if (d_h > kMaxHidden)
+    throw UsageError("--hidden is too large to print", "--hidden", "1.." + std::to_string(kMaxHidden), std::to_string(d_h));
+  if (d_in > kMaxHidden)
+    throw UsageError("--d-in is too large to print in this lesson", "--d-in", "1.." + std::to_string(kMaxHidden),
+                     std::to_string(d_in));
+  const std::vector<std::string> src = opts.src.value_or(std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"});
+  const std::vector<std::string> tgt =
+      opts.tgt.value_or(std::vector<std::string>{"le", "chat", "s'est", "assis", "sur", "le", "tapis"});
+  for (const auto* words : {&src, &tgt}) {
+    const char* flag = words == &src ? "--src" : "--tgt";
+    if (words->empty()) throw UsageError(std::string(flag) + " needs at least one word", flag, "words separated by spaces", "''");
+    if (words->size() > kMaxSentence)
+      throw UsageError(std::string(flag) + " is too long to print", flag, "at most " + std::to_string(kMaxSentence) + " words",
+                       std::to_string(words->size()));
+  }
+  return {opts.seed.value_or(default_seed), d_in, d_h, embed_tokens(src, d_in, false),
+          embed_tokens(tgt, d_in, false), embed_tokens({"<s>"}, d_in, false)};
+}
+
+std::vector<std::string> Seq2SeqSetup::setting() const {
+  return {"seed " + std::to_string(seed), "source words " + std::to_string(src.tokens.size()),
+          "target words " + std::to_string(tgt.tokens.size()), "d_in " + std::to_string(d_in),
+          "d_h " + std::to_string(d_h)};
+}
+
+}  // namespace attn

@@ -1,0 +1,90 @@
+#include "core/scoring.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/matmul.hpp"
+
+namespace attn {
+namespace {
+
+[[noreturn]] void mismatch(const char* op, const std::string& shapes) {
+  throw std::invalid_argument(std::string(op) + ": shapes do not fit: " + shapes);
+}
+
+}  // namespace
+
+Vec matvec(const Mat& W, const Vec& v) {
+  if (W.shape()[1] != v.size()) mismatch("matvec", shape_of(W) + " and " + shape_of(v));
+  Vec out = xt::zeros<float>({W.shape()[0]});  // (m,)
+  for (std::size_t i = 0; i < W.shape()[0]; ++i) {
+    float s = 0.0f;
+    for (std::size_t k = 0; k < v.size(); ++k) s += W(i, k) * v(k);
+    out(i) = s;
+  }
+  return out;
+}
+
+Mat additive_keys(const Mat& H, const Mat& U_a) {
+  if (H.shape()[1] != U_a.shape()[1]) mismatch("additive_keys", "H " + shape_of(H) + ", U_a " + shape_of(U_a));
+  return matmul_bt(H, U_a);  // (S, d_h) @ (d_h, d_a) -> (S, d_a)
+}
+
+Vec additive_scores_from(const Vec& Ws, const Mat& UH, const Vec& v_a) {
+  const std::size_t S = UH.shape()[0], d_a = UH.shape()[1];
+  if (Ws.size() != d_a || v_a.size() != d_a)
+    mismatch("additive_scores", "W_a s " + shape_of(Ws) + ", U_a H " + shape_of(UH) + ", v_a " + shape_of(v_a));
+  Vec e = xt::zeros<float>({S});  // (S,)
+  for (std::size_t j = 0; j < S; ++j) {
+    float sum = 0.0f;
+    for (std::size_t a = 0; a < d_a; ++a) sum += v_a(a) * std::tanh(Ws(a) + UH(j, a));
+    e(j) = sum;
+  }
+  return e;
+}
+
+Vec additive_scores(const Vec& s, const Mat& H, const Mat& W_a, const Mat& U_a, const Vec& v_a) {
+  return additive_scores_from(matvec(W_a, s), additive_keys(H, U_a), v_a);
+}
+
+Vec dot_scores(const Vec& h_t, const Mat& H) {
+  if (H.shape()[1] != h_t.size()) mismatch("dot_scores", "h_t " + shape_of(h_t) + ", H " + shape_of(H));
+  return matvec(H, h_t);  // (S, d) @ (d,) -> (S,)
+}
+
+Vec general_scores(const Vec& h_t, const Mat& W_a, const Mat& H) {
+  if (W_a.shape()[0] != h_t.size() || W_a.shape()[1] != H.shape()[1])
+    mismatch("general_scores", "h_t " + shape_of(h_t) + ", W_a " + shape_of(W_a) + ", H " + shape_of(H));
+  Vec hW = xt::zeros<float>({W_a.shape()[1]});  // h_t^T W_a: (d_h,)
+  for (std::size_t k = 0; k < W_a.shape()[1]; ++k)
+    for (std::size_t i = 0; i < h_t.size(); ++i) hW(k) += h_t(i) * W_a(i, k);
+  return matvec(H, hW);  // (S, d_h) @ (d_h,) -> (S,)
+}
+
+Vec concat_scores(const Vec& h_t, const Mat& H, const Mat& W_a, const Vec& v_a) {
+  const std::size_t S = H.shape()[0], d = h_t.size(), d_a = W_a.shape()[0];
+  if (H.shape()[1] != d || W_a.shape()[1] != 2 * d || v_a.size() != d_a)
+    mismatch("concat_scores", "h_t " + shape_of(h_t) + ", H " + shape_of(H) + ", W_a " + shape_of(W_a) +
+                                  ", v_a " + shape_of(v_a));
+  Vec e = xt::zeros<float>({S});  // (S,)
+  for (std::size_t j = 0; j < S; ++j) {
+    float sum = 0.0f;
+    for (std::size_t a = 0; a < d_a; ++a) {
+      float pre = 0.0f;  // W_a [h_t ; h_j]
+      for (std::size_t k = 0; k < d; ++k) pre += W_a(a, k) * h_t(k) + W_a(a, d + k) * H(j, k);
+      sum += v_a(a) * std::tanh(pre);
+    }
+    e(j) = sum;
+  }
+  return e;
+}
+
+Vec weighted_sum(const Vec& alpha, const Mat& H) {
+  if (alpha.size() != H.shape()[0]) mismatch("weighted_sum", "alpha " + shape_of(alpha) + ", H " + shape_of(H));
+  Vec c = xt::zeros<float>({H.shape()[1]});  // (d,)
+  for (std::size_t j = 0; j < H.shape()[0]; ++j)
+    for (std::size_t k = 0; k < H.shape()[1]; ++k) c(k) += alpha(j) * H(j, k);
+  return c;
+}
+
+}  // namespace attn
