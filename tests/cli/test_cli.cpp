@@ -38,12 +38,19 @@ TEST_CASE("attn list shows every lesson in teaching order") {
   const auto r = attn_run({"list"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
-  const auto sa = r.out.find("self-attention"), causal = r.out.find("causal"),
+  const auto bottleneck = r.out.find("bottleneck"), bahdanau = r.out.find("bahdanau"),
+             luong = r.out.find("luong"), sa = r.out.find("self-attention"), causal = r.out.find("causal"),
              heads = r.out.find("heads"), scaling = r.out.find("scaling");
+  REQUIRE(bottleneck != std::string::npos);
+  REQUIRE(bahdanau != std::string::npos);
+  REQUIRE(luong != std::string::npos);
   REQUIRE(sa != std::string::npos);
   REQUIRE(causal != std::string::npos);
   REQUIRE(heads != std::string::npos);
   REQUIRE(scaling != std::string::npos);
+  CHECK(bottleneck < bahdanau);
+  CHECK(bahdanau < luong);
+  CHECK(luong < sa);
   CHECK(sa < causal);
   CHECK(causal < heads);
   CHECK(heads < scaling);
@@ -73,7 +80,7 @@ TEST_CASE("an unknown lesson suggests the nearest name") {
 
   const auto far = attn_run({"lesson", "transformer"});
   CHECK(far.status == 2);
-  CHECK(far.err.find("expected one of: self-attention, causal, heads, scaling") != std::string::npos);
+  CHECK(far.err.find("expected one of: bottleneck, bahdanau, luong, self-attention, causal, heads, scaling") != std::string::npos);
 }
 
 TEST_CASE("bad values: one line on stderr naming the option, status 2, empty stdout") {
@@ -103,6 +110,13 @@ TEST_CASE("bad values: one line on stderr naming the option, status 2, empty std
       {{"lesson", "heads", "--seq-len", "5000", "--batch", "64"}, "--seq-len"},   // too large to hold
       {{"lesson", "self-attention", "--d-in", "2000", "--d-out", "2000"}, "--d-in"},  // too large to print
       {{"lesson"}, "lesson"},
+      {{"lesson", "bottleneck", "--hidden", "0"}, "--hidden"},
+      {{"lesson", "bahdanau", "--hidden", "100000"}, "--hidden"},
+      {{"lesson", "luong", "--src", ""}, "--src"},
+      {{"lesson", "luong", "--tgt", "   "}, "--tgt"},
+      {{"lesson", "bottleneck", "--src", "a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff gg"}, "--src"},
+      {{"lesson", "bahdanau", "--heads", "2"}, "--heads"},
+      {{"lesson", "causal", "--hidden", "8"}, "--hidden"},
   };
   for (const auto& c : cases) {
     std::string line;
@@ -130,7 +144,7 @@ TEST_CASE("--shapes-only lifts the printing limit but not the memory limit") {
 }
 
 TEST_CASE("every lesson runs with its defaults and shows numbered stages") {
-  for (const char* name : {"self-attention", "causal", "heads", "scaling"}) {
+  for (const char* name : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"}) {
     CAPTURE(name);
     const auto r = attn_run({"lesson", name});
     CHECK(r.status == 0);

@@ -55,9 +55,10 @@ void check_values(const report::TensorItem& t, const std::vector<float>& expecte
 
 TEST_CASE("registry: names, order, suggestions") {
   const auto& all = lessons();
-  REQUIRE(all.size() == 4);
-  CHECK(std::string(all[0].name) == "self-attention");
-  CHECK(std::string(all[3].name) == "scaling");
+  REQUIRE(all.size() == 7);
+  CHECK(std::string(all[0].name) == "bottleneck");
+  CHECK(std::string(all[3].name) == "self-attention");
+  CHECK(std::string(all[6].name) == "scaling");
   for (const auto& l : all) {
     CAPTURE(l.name);
     CHECK(std::string(l.title).size() > 0);
