@@ -1,3 +1,330 @@
-// TEMPORARY placeholder while the lesson is written; replaced before any commit.
+// Lesson: Bahdanau attention, additive scoring (Bahdanau, Cho, Bengio 2014).
+//
+// The encoder no longer squeezes the sentence into one vector. A bidirectional RNN leaves one
+// state h_j per source word, each summarising the words on both sides of j. Before every target
+// word the decoder asks a small feed-forward network, the alignment model, how well each h_j fits
+// its previous state s_{i-1}: e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j). Softmax turns the S scores
+// into weights alpha_i, their weighted sum of the h_j is the context c_i, and the decoder reads
+// c_i with the previous target word to make s_i. The T_tgt rows of weights form the alignment
+// matrix. The weights are random: the lesson teaches the mechanism, its shapes and its costs.
+//
+// Legend: S source words, T_tgt target words, d_in embedding width, d_h hidden width (one
+// direction), 2 d_h encoder state width, d_a alignment width (= d_h here), i decoder step
+// (1..T_tgt), j source position (1..S).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xview.hpp>
+
+#include "core/embedding.hpp"
+#include "core/linear.hpp"
+#include "core/rnn.hpp"
+#include "core/scoring.hpp"
+#include "core/softmax.hpp"
+#include "lessons/checks.hpp"
 #include "lessons/registry.hpp"
-namespace attn { void lesson_bahdanau(const LessonOptions&, report::Report&) { throw UsageError("lesson 'bahdanau' is not written yet"); } }
+#include "lessons/seq2seq.hpp"
+
+namespace attn {
+namespace {
+
+std::string num(std::size_t n) { return std::to_string(n); }
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Row r of a matrix as its own vector (core functions take contiguous tensors, trap 2).
+Vec row(const Mat& m, std::size_t r) { return xt::view(m, r, xt::all()); }  // (n,)
+
+// [a ; b]: (n,), (m,) -> (n + m,)
+Vec concat(const Vec& a, const Vec& b) {
+  Vec out = xt::empty<float>({a.size() + b.size()});  // (n + m,)
+  std::copy(a.begin(), a.end(), out.begin());
+  std::copy(b.begin(), b.end(), out.begin() + a.size());
+  return out;
+}
+
+// "alpha_2 sums to 1 (|sum - 1| = 5.96e-08)"
+std::string sums_to_one(const std::string& name, const Vec& weights) {
+  double sum = 0.0;
+  for (float w : weights) sum += w;
+  return name + " sums to 1 (|sum - 1| = " + report::scientific(std::fabs(sum - 1.0), 2) + ")";
+}
+
+// Everything one decoder step makes, in the order it makes it.
+struct Step {
+  Vec Ws;        // W_a s_{i-1}                          (d_a,)
+  Mat pre;       // W_a s_{i-1} + U_a h_j for every j    (S, d_a)
+  Mat act;       // tanh(pre)                            (S, d_a)
+  Vec e;         // e_ij = v_a^T act_j                   (S,)
+  Vec alpha;     // softmax(e)                           (S,)
+  Vec c;         // sum_j alpha_ij h_j                   (2 d_h,)
+  Vec input;     // [y_{i-1} ; c_i]                      (d_in + 2 d_h,)
+  Vec s;         // s_i                                  (d_h,)
+};
+
+// One step of the attentive decoder. Uh = U_a h was computed once, before the loop.
+Step decoder_step(const Mat& W_a, const Mat& Uh, const Vec& v_a, const Mat& h, const RnnCell& decoder,
+                  const Vec& s_prev, const Vec& y_prev) {
+  const std::size_t S = Uh.shape()[0], d_a = Uh.shape()[1];
+  Step st;
+  st.Ws = matvec(W_a, s_prev);  // (d_a, d_h) @ (d_h,) -> (d_a,)
+  st.pre = Uh;                  // (S, d_a)
+  for (std::size_t j = 0; j < S; ++j)
+    for (std::size_t a = 0; a < d_a; ++a) st.pre(j, a) += st.Ws(a);  // broadcast (d_a,) over S rows
+  st.act = xt::tanh(st.pre);                    // (S, d_a)
+  st.e = additive_scores_from(st.Ws, Uh, v_a);  // v_a^T tanh(...) per row: (S,)
+  st.alpha = softmax_rows(st.e);                // (S,)
+  st.c = weighted_sum(st.alpha, h);             // (S,) . (S, 2 d_h) -> (2 d_h,)
+  st.input = concat(y_prev, st.c);              // (d_in + 2 d_h,)
+  st.s = rnn_step(decoder, st.input, s_prev);   // (d_h,)
+  return st;
+}
+
+// The first two positions holding the same word (as embed compares words), if any.
+std::optional<std::pair<std::size_t, std::size_t>> first_repeat(const std::vector<std::string>& words) {
+  for (std::size_t k = 1; k < words.size(); ++k)
+    for (std::size_t j = 0; j < k; ++j)
+      if (lower(words[j]) == lower(words[k])) return std::make_pair(j, k);
+  return std::nullopt;
+}
+
+// "(8, 16)"
+std::string dims(std::size_t a, std::size_t b) { return "(" + num(a) + ", " + num(b) + ")"; }
+
+}  // namespace
+
+void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
+  const Seq2SeqSetup set = seq2seq_setup(opts, 2014);  // the paper's year
+  const std::size_t d_in = set.d_in, d_h = set.d_h, d_a = d_h;  // one width fewer to follow
+  const std::size_t S = set.src.tokens.size(), T_tgt = set.tgt.tokens.size();
+  const auto& src = set.src.tokens;
+  const auto& tgt = set.tgt.tokens;
+  const Mat& x = set.src.x;          // (S, d_in)
+  const Mat& y = set.tgt.x;          // (T_tgt, d_in)
+  const Vec y_0 = row(set.start.x, 0);  // embed("<s>"): (d_in,)
+
+  const std::string din = num(d_in), dh = num(d_h), da = num(d_a), dh2 = num(2 * d_h);
+  std::vector<std::string> setting = set.setting();
+  setting.push_back("d_a " + da);
+  out.header = {"bahdanau", "Bahdanau attention: additive scoring",
+                "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
+                setting,
+                {"torch.manual_seed(" + num(set.seed) + ")",
+                 "enc_fwd = nn.RNNCell(" + din + ", " + dh + ")",
+                 "enc_bwd = nn.RNNCell(" + din + ", " + dh + ")",
+                 "W_s = nn.Linear(" + dh + ", " + dh + ")",
+                 "W_a = nn.Linear(" + dh + ", " + da + ", bias=False)",
+                 "U_a = nn.Linear(" + dh2 + ", " + da + ", bias=False)",
+                 "v_a = nn.Linear(" + da + ", 1, bias=False)",
+                 "decoder = nn.RNNCell(" + num(d_in + 2 * d_h) + ", " + dh + ")",
+                 "# embed(w): torch.manual_seed(fnv1a32(w.lower())); torch.rand(" + din + ")"}};
+
+  // Every module, drawn from one generator in the order the header lists them.
+  TorchGenerator gen(set.seed);
+  const RnnCell enc_fwd = make_rnn_cell(gen, d_in, d_h);          // weight_ih (d_h, d_in)
+  const RnnCell enc_bwd = make_rnn_cell(gen, d_in, d_h);          // weight_ih (d_h, d_in)
+  const Linear W_s = make_linear(gen, d_h, d_h, true);            // weight (d_h, d_h)
+  const Linear W_a = make_linear(gen, d_h, d_a, false);           // weight (d_a, d_h)
+  const Linear U_a = make_linear(gen, 2 * d_h, d_a, false);       // weight (d_a, 2 d_h)
+  const Linear v_a = make_linear(gen, d_a, 1, false);             // weight (1, d_a)
+  const RnnCell decoder = make_rnn_cell(gen, d_in + 2 * d_h, d_h);  // weight_ih (d_h, d_in + 2 d_h)
+  const Vec v_a_vec = row(v_a.weight, 0);                         // (d_a,)
+
+  {
+    auto& s = out.stage("The sentences and their embeddings",
+                        "x_j = embed(source word j)    (S, d_in)\n"
+                        "y_i = embed(target word i)    (T_tgt, d_in),   y_0 = embed(\"<s>\")");
+    s.show("x", x, src).show("y", y, tgt).show("y_0", y_0);
+    std::vector<std::string> seen;
+    std::string seeds;
+    for (const auto* words : {&src, &tgt})
+      for (const auto& w : *words) {
+        const std::string word = lower(w);
+        if (std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
+        seen.push_back(word);
+        seeds += std::string(seeds.empty() ? "" : ", ") + word + " " + num(word_seed(word));
+      }
+    if (std::find(seen.begin(), seen.end(), "<s>") == seen.end()) seeds += ", <s> " + num(word_seed("<s>"));
+    s.note("Each word's vector is torch.manual_seed(seed); torch.rand(" + din +
+           ") with seed = fnv1a32(lowercased word), so a repeated word repeats its vector. Seeds: " +
+           seeds + ".");
+    s.note(kUntrainedNote);
+  }
+
+  // Encoder: one pass each way over the source, then the two states side by side.
+  const Mat h_fwd = rnn_forward(enc_fwd, x);                // (S, d_in) -> (S, d_h)
+  const Mat h_bwd = rnn_backward(enc_bwd, x);               // (S, d_in) -> (S, d_h)
+  const Mat h = bidirectional_encoder(enc_fwd, enc_bwd, x);  // (S, 2 d_h)
+  {
+    auto& s = out.stage("The bidirectional encoder: one state per source word",
+                        "h_fwd_j = enc_fwd(x_j, h_fwd_{j-1})   j = 1..S, from zeros\n"
+                        "h_bwd_j = enc_bwd(x_j, h_bwd_{j+1})   j = S..1, from zeros\n"
+                        "h_j = [h_fwd_j ; h_bwd_j]");
+    s.in("x", x);
+    s.show("h_fwd", h_fwd, src).show("h_bwd", h_bwd, src).show("h", h, src);
+    s.note("Each cell is tanh(W_ih x + b_ih + W_hh h + b_hh), as in nn.RNNCell. h_fwd_j has read "
+           "words 1..j, h_bwd_j words j..S: row j of h describes word j in its whole sentence, "
+           "and the decoder attends over these S rows instead of one final vector.");
+    // A repeated word: same embedding, different state, because the state carries context.
+    if (const auto twin = first_repeat(src)) {
+      const auto [j, k] = *twin;
+      const Vec a = row(h, j), b = row(h, k);  // (2 d_h,)
+      s.check("\"" + src[j] + "\", words " + num(j + 1) + " and " + num(k + 1) +
+              ": same x, but h rows differ, " + max_diff_text(a, b));
+    }
+  }
+
+  // U_a h_j for every j, before the decoder loop: it does not depend on the step.
+  const Mat Uh = additive_keys(h, U_a.weight);  // (S, 2 d_h) @ (2 d_h, d_a) -> (S, d_a)
+  {
+    auto& s = out.stage("The alignment model, and U_a h_j once for all steps",
+                        "e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)\n"
+                        "U_a h = h @ U_a.weight^T    (S, 2 d_h) @ (2 d_h, d_a) -> (S, d_a)");
+    s.in("h", h);
+    s.show("W_a.weight", W_a.weight).show("U_a.weight", U_a.weight).show("v_a.weight", v_a.weight);
+    s.note("One feed-forward layer of d_a tanh units for every (i, j): W_a reads a decoder state, "
+           "U_a an encoder state, v_a makes one score. nn.Linear stores each weight (out, in).");
+    s.show("U_a h", Uh, src);
+    s.note("U_a h_j does not depend on the decoder step i, so it is computed once, before the "
+           "loop: S * d_a * 2 d_h = " + num(S * d_a * 2 * d_h) + " multiply-adds, not T_tgt * " +
+           num(S * d_a * 2 * d_h) + " = " + num(T_tgt * S * d_a * 2 * d_h) +
+           ". Each step adds only W_a s_{i-1}, d_a * d_h = " + num(d_a * d_h) + ".");
+  }
+
+  const Vec h_bwd_1 = row(h_bwd, 0);                 // (d_h,)
+  Vec s_0 = matvec(W_s.weight, h_bwd_1) + W_s.bias;  // (d_h, d_h) @ (d_h,) + (d_h,) -> (d_h,)
+  s_0 = xt::tanh(s_0);                               // (d_h,)
+  {
+    auto& s = out.stage("The decoder's first state s_0", "s_0 = tanh(W_s h_bwd_1 + b_s)");
+    s.in("h_bwd_1", h_bwd_1);
+    s.show("s_0", s_0);
+    s.note("As in the paper: h_bwd_1 has read the whole sentence. The bottleneck model had only "
+           "such a summary; here it is just where the decoder starts.");
+  }
+
+  // The decoder loop, fed the reference translation (teacher forcing): y_{i-1} is "<s>" at
+  // step 1 and target word i-1 after that.
+  std::vector<Step> steps;
+  Vec s_prev = s_0;  // (d_h,)
+  for (std::size_t i = 0; i < T_tgt; ++i) {
+    const Vec y_prev = i == 0 ? y_0 : row(y, i - 1);  // (d_in,)
+    steps.push_back(decoder_step(W_a.weight, Uh, v_a_vec, h, decoder, s_prev, y_prev));
+    s_prev = steps.back().s;  // (d_h,)
+  }
+
+  const Step& first = steps[0];
+  {
+    auto& s = out.stage("Step 1: score every source word",
+                        "e_1j = v_a^T tanh(W_a s_0 + U_a h_j)    for j = 1..S");
+    s.in("s_0", s_0).in("U_a h", Uh).in("v_a.weight", v_a.weight);
+    s.show("W_a s_0", first.Ws);
+    s.show("W_a s_0 + U_a h", first.pre, src);
+    s.show("tanh(W_a s_0 + U_a h)", first.act, src);
+    s.show("e_1", first.e, {}, src);
+    s.note("Broadcasting: the one (d_a,) vector W_a s_0 is added to each of the S rows of U_a h. "
+           "The query and the key meet by addition, inside tanh, hence \"additive\" attention; "
+           "v_a then reduces each row to one score e_1j.");
+    const Vec direct = additive_scores(s_0, h, W_a.weight, U_a.weight, v_a_vec);  // (S,)
+    s.check("e_1 with U_a h_j recomputed inside the step: " + max_diff_text(direct, first.e));
+  }
+  {
+    auto& s = out.stage("Step 1: weights and context",
+                        "alpha_1 = softmax(e_1)\n"
+                        "c_1 = sum_j alpha_1j h_j = alpha_1 @ h");
+    s.in("e_1", first.e).in("h", h);
+    s.show("alpha_1", first.alpha, {}, src);
+    s.check(sums_to_one("alpha_1", first.alpha));
+    s.show("c_1", first.c);
+    s.note("c_1 is as wide as one encoder state (2 d_h) whatever the sentence length: a summary "
+           "made for this step, leaning towards the words with the highest scores.");
+  }
+  {
+    auto& s = out.stage("Step 1: the decoder's new state s_1",
+                        "s_1 = tanh(W_ih [y_0 ; c_1] + b_ih + W_hh s_0 + b_hh)");
+    s.in("y_0", y_0).in("c_1", first.c).in("s_0", s_0);
+    s.show("s_1", first.s);
+    s.note("The cell reads [y_0 ; c_1], the previous target word (\"<s>\" at step 1) beside the "
+           "context, d_in + 2 d_h = " + num(d_in + 2 * d_h) + " numbers, and s_0. A trained model "
+           "would now predict \"" + tgt[0] + "\" from s_1, y_0 and c_1; there is no vocabulary here.");
+  }
+
+  for (std::size_t i = 1; i < T_tgt; ++i) {
+    const Step& st = steps[i];
+    const std::string n = num(i + 1), p = num(i);
+    auto& s = out.stage("Step " + n + ": towards \"" + tgt[i] + "\", fed \"" + tgt[i - 1] + "\"",
+                        "e_" + n + "j = v_a^T tanh(W_a s_" + p + " + U_a h_j);  alpha_" + n +
+                            " = softmax(e_" + n + ")\n"
+                            "c_" + n + " = alpha_" + n + " @ h;  s_" + n + " = tanh(W_ih [y_" + p +
+                            " ; c_" + n + "] + b_ih + W_hh s_" + p + " + b_hh)");
+    s.in("s_" + p, steps[i - 1].s).in("U_a h", Uh).in("h", h).in("y_" + p, row(y, i - 1));
+    s.show("e_" + n, st.e, {}, src);
+    s.show("alpha_" + n, st.alpha, {}, src);
+    s.check(sums_to_one("alpha_" + n, st.alpha));
+    s.show("c_" + n, st.c);
+    s.show("s_" + n, st.s);
+  }
+
+  Mat alignment = xt::empty<float>({T_tgt, S});  // (T_tgt, S): row i is alpha_i
+  for (std::size_t i = 0; i < T_tgt; ++i) xt::view(alignment, i, xt::all()) = steps[i].alpha;
+  {
+    auto& s = out.stage("The alignment matrix", "alignment[i, j] = alpha_ij    (T_tgt, S)");
+    for (std::size_t i = 0; i < T_tgt; ++i) s.in("alpha_" + num(i + 1), steps[i].alpha);
+    s.show("alignment", alignment, tgt, src);
+    s.check(rows_sum_to_one("alignment", alignment));
+    if (S == 1) {
+      s.note("With one source word there is nothing to choose: every alpha_i is exactly 1 and every "
+             "c_i is h_1.");
+    } else {
+      float spread = 0.0f;  // largest distance from the uniform 1/S
+      for (float a : alignment) spread = std::max(spread, std::fabs(a - 1.0f / static_cast<float>(S)));
+      s.note("Row i shows where the decoder looked while producing target word i. Training makes "
+             "it sharp and nearly diagonal, bent where the word order differs (the paper's "
+             "figures). Here every weight is within " + report::fixed(spread, 4) + " of 1/S = " +
+             report::fixed(1.0 / S, 4) + ".");
+      // The weights with the query left out: what additive attention gives if tanh were linear.
+      const Vec key_only = softmax_rows(matvec(Uh, v_a_vec));  // (S, d_a) @ (d_a,) -> (S,)
+      float gap = 0.0f;  // largest distance of an alignment entry from key_only
+      for (std::size_t i = 0; i < T_tgt; ++i)
+        for (std::size_t j = 0; j < S; ++j) gap = std::max(gap, std::fabs(alignment(i, j) - key_only(j)));
+      s.show("softmax(v_a^T U_a h_j)", key_only, {}, src);
+      s.check("every row of alignment is within " + report::scientific(gap, 2) + " of these weights");
+      s.note("These weights leave the decoder out. The query enters only as W_a s_{i-1}, the same "
+             "for every j; where tanh is nearly linear (small pre-activations, as here), "
+             "e_ij ~ v_a^T W_a s_{i-1} + v_a^T U_a h_j and softmax cancels the first term. The "
+             "decoder steers attention only through the bend of tanh, which training must exploit.");
+    }
+  }
+
+  {
+    auto& s = out.stage("What the alignment model costs",
+                        "params = d_a * d_h + d_a * 2 d_h + d_a");
+    const std::size_t w = d_a * d_h, u = d_a * 2 * d_h, v = d_a;
+    s.table({"alignment model", "shape", "count", "parameters"},
+            {{"W_a.weight", dims(d_a, d_h), "d_a * d_h", num(w)},
+             {"U_a.weight", dims(d_a, 2 * d_h), "d_a * 2 d_h", num(u)},
+             {"v_a.weight", dims(1, d_a), "d_a", num(v)},
+             {"total", "", "", num(w + u + v)}});
+    const std::size_t total = enc_fwd.parameters() + enc_bwd.parameters() + W_s.weight.size() +
+                              W_s.bias.size() + decoder.parameters() + w + u + v;
+    s.table({"whole model", "module", "parameters"},
+            {{"enc_fwd", "nn.RNNCell(" + din + ", " + dh + ")", num(enc_fwd.parameters())},
+             {"enc_bwd", "nn.RNNCell(" + din + ", " + dh + ")", num(enc_bwd.parameters())},
+             {"W_s", "nn.Linear(" + dh + ", " + dh + ")", num(W_s.weight.size() + W_s.bias.size())},
+             {"decoder", "nn.RNNCell(" + num(d_in + 2 * d_h) + ", " + dh + ")", num(decoder.parameters())},
+             {"alignment model", "W_a, U_a, v_a", num(w + u + v)},
+             {"total", "", num(total)}});
+    s.note("An RNNCell(in, d_h) holds d_h * in + d_h * d_h + 2 d_h. The alignment model's size "
+           "does not depend on S or T_tgt; its work does: T_tgt * S = " + num(T_tgt * S) +
+           " scores, each a tanh layer of d_a units. With the paper's 1000 hidden units and d_a = d_h "
+           "it would hold 3,001,000; Luong's dot score has no parameters (attn lesson luong).");
+  }
+}
+
+}  // namespace attn

@@ -143,7 +143,7 @@ SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t defau
   TokenInput input = token_input(opts, d_in);
   const std::size_t T = input.tokens.size();
   check_size("attn_scores", {B, T, T}, opts.shapes_only, "--batch, --seq-len");
-  check_size("W_query", {d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
+  check_size("each projection weight", {d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
   check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
   Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
   return {opts.seed.value_or(default_seed), d_in, d_out, B, T, BatchView(opts.batch.has_value()),

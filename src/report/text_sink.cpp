@@ -38,7 +38,7 @@ std::string render_table(const TableItem& table) {
   std::vector<bool> right(table.header.size(), true);
   for (const auto& row : table.rows)
     for (std::size_t c = 0; c < row.size() && c < right.size(); ++c)
-      if (!numeric(row[c])) right[c] = false;
+      if (!numeric(row[c]) && row[c] != "..." && !row[c].empty()) right[c] = false;
   auto measure = [&](const std::vector<std::string>& row) {
     for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c)
       widths[c] = std::max(widths[c], row[c].size());
