@@ -18,46 +18,13 @@
 #include <vector>
 
 #include "lessons/registry.hpp"
+#include "report_lookup.hpp"
 #include "lessons/seq2seq.hpp"
 
 using namespace attn;
+using namespace attn::test;
 
 namespace {
-
-report::Report run_lesson(const LessonOptions& opts = {}) {
-  const LessonEntry* lesson = find_lesson("bahdanau");
-  REQUIRE(lesson != nullptr);
-  report::Report r;
-  lesson->run(opts, r);
-  return r;
-}
-
-// The last tensor called `name` across all stages.
-const report::TensorItem& tensor(const report::Report& r, const std::string& name) {
-  const report::TensorItem* found = nullptr;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TensorItem>(&item))
-        if (t->name == name) found = t;
-  REQUIRE_MESSAGE(found != nullptr, "no tensor named " << name);
-  return *found;
-}
-
-bool has_tensor(const report::Report& r, const std::string& name) {
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TensorItem>(&item))
-        if (t->name == name) return true;
-  return false;
-}
-
-std::vector<std::string> checks(const report::Report& r) {
-  std::vector<std::string> out;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* c = std::get_if<report::CheckItem>(&item)) out.push_back(c->text);
-  return out;
-}
 
 std::vector<report::TableItem> tables(const report::Report& r) {
   std::vector<report::TableItem> out;
@@ -98,7 +65,7 @@ const std::vector<std::string> kDefaultTarget = {"le", "chat", "s'est", "assis",
 }  // namespace
 
 TEST_CASE("bahdanau with defaults: the header says how to rebuild every number") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   CHECK(r.header.lesson == "bahdanau");
   const std::vector<std::string> expected = {"torch.manual_seed(2014)",
                                              "enc_fwd = nn.RNNCell(4, 8)",
@@ -121,7 +88,7 @@ TEST_CASE("bahdanau with defaults: the header says how to rebuild every number")
 }
 
 TEST_CASE("bahdanau with defaults: shapes of the encoder, alignment model and step 1") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   CHECK(tensor(r, "x").shape == Shape{6, 4});
   CHECK(tensor(r, "x").row_labels == kDefaultSource);
   CHECK(tensor(r, "h_fwd").shape == Shape{6, 8});
@@ -162,7 +129,7 @@ TEST_CASE("bahdanau with defaults: shapes of the encoder, alignment model and st
 }
 
 TEST_CASE("bahdanau with defaults: PyTorch's numbers") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   check_values(tensor(r, "s_0"), {0.13440911f, -0.06183873f, -0.07960979f, 0.38615465f, -0.26224086f,
                                   -0.41420135f, 0.11871795f, -0.19706608f});
   check_values(tensor(r, "e_1"), {-0.13572191f, -0.11825466f, -0.11153062f, -0.15317701f, -0.11568223f,
@@ -189,7 +156,7 @@ TEST_CASE("bahdanau with defaults: PyTorch's numbers") {
 }
 
 TEST_CASE("bahdanau with defaults: every alpha_i sums to 1 and the alignment matrix stacks them") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   const auto& alignment = tensor(r, "alignment");
   REQUIRE(alignment.shape == Shape{7, 6});
   CHECK(alignment.row_labels == kDefaultTarget);  // target words on rows
@@ -225,7 +192,7 @@ TEST_CASE("bahdanau with defaults: every alpha_i sums to 1 and the alignment mat
 }
 
 TEST_CASE("bahdanau: with small pre-activations the query nearly cancels in softmax") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   // torch.softmax(v_a(U_a(h)).squeeze(-1), dim=0): the weights with W_a s_{i-1} left out.
   const auto& key_only = tensor(r, "softmax(v_a^T U_a h_j)");
   check_values(key_only, {0.16428745f, 0.16677862f, 0.16802116f, 0.16068506f, 0.16722830f, 0.17299941f});
@@ -243,7 +210,7 @@ TEST_CASE("bahdanau: with small pre-activations the query nearly cancels in soft
 }
 
 TEST_CASE("bahdanau: the parameter counts of the alignment model and the RNNs") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   const auto all = tables(r);
   REQUIRE(all.size() == 2);
   // W_a d_a * d_h, U_a d_a * 2 d_h, v_a d_a, with d_a = d_h = 8.
@@ -271,7 +238,7 @@ TEST_CASE("bahdanau: --src and --tgt set S and T_tgt, --hidden and --d-in the wi
   opts.tgt = std::vector<std::string>{"ein", "grosser", "Hund", "bellt"};
   opts.hidden = 3;
   opts.d_in = 2;
-  const auto r = run_lesson(opts);
+  const auto r = run_lesson("bahdanau", opts);
   CHECK(r.stages().size() == 4 + 3 + 3 + 2);
   const auto& alignment = tensor(r, "alignment");
   CHECK(alignment.shape == Shape{4, 3});
@@ -295,7 +262,7 @@ TEST_CASE("bahdanau: one source word takes all the weight, and a one-word target
   LessonOptions opts;
   opts.src = std::vector<std::string>{"hello"};
   opts.tgt = std::vector<std::string>{"bonjour"};
-  const auto r = run_lesson(opts);
+  const auto r = run_lesson("bahdanau", opts);
   CHECK(r.stages().size() == 4 + 3 + 0 + 2);
   const auto& alignment = tensor(r, "alignment");
   REQUIRE(alignment.shape == Shape{1, 1});
@@ -308,7 +275,7 @@ TEST_CASE("bahdanau: one source word takes all the weight, and a one-word target
 }
 
 TEST_CASE("bahdanau: a repeated source word has one embedding but two encoder states") {
-  const auto r = run_lesson();
+  const auto r = run_lesson("bahdanau");
   const auto& x = tensor(r, "x");
   const auto& h = tensor(r, "h");
   float x_diff = 0.0f, h_diff = 0.0f;  // "the" is word 1 and word 5
@@ -324,30 +291,30 @@ TEST_CASE("bahdanau: a repeated source word has one embedding but two encoder st
 TEST_CASE("bahdanau: bad sizes and sentences are refused, naming the option") {
   LessonOptions opts;
   opts.hidden = 0;
-  CHECK_THROWS_WITH_AS(run_lesson(opts), doctest::Contains("--hidden"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", opts), doctest::Contains("--hidden"), UsageError);
   opts.hidden = kMaxHidden + 1;
-  CHECK_THROWS_WITH_AS(run_lesson(opts), doctest::Contains("--hidden"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", opts), doctest::Contains("--hidden"), UsageError);
 
   LessonOptions empty_src;
   empty_src.src = std::vector<std::string>{};
-  CHECK_THROWS_WITH_AS(run_lesson(empty_src), doctest::Contains("--src needs at least one word"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", empty_src), doctest::Contains("--src needs at least one word"), UsageError);
   LessonOptions empty_tgt;
   empty_tgt.tgt = std::vector<std::string>{};
-  CHECK_THROWS_WITH_AS(run_lesson(empty_tgt), doctest::Contains("--tgt needs at least one word"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", empty_tgt), doctest::Contains("--tgt needs at least one word"), UsageError);
 
   std::vector<std::string> long_sentence;
   for (std::size_t i = 0; i <= kMaxSentence; ++i) long_sentence.push_back("w" + std::to_string(i));
   LessonOptions long_src;
   long_src.src = long_sentence;
-  CHECK_THROWS_WITH_AS(run_lesson(long_src), doctest::Contains("--src is too long"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", long_src), doctest::Contains("--src is too long"), UsageError);
   LessonOptions long_tgt;
   long_tgt.tgt = long_sentence;
-  CHECK_THROWS_WITH_AS(run_lesson(long_tgt), doctest::Contains("--tgt is too long"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", long_tgt), doctest::Contains("--tgt is too long"), UsageError);
   // Exactly kMaxSentence words is allowed.
   long_src.src->pop_back();
-  CHECK(tensor(run_lesson(long_src), "alignment").shape == Shape{7, kMaxSentence});
+  CHECK(tensor(run_lesson("bahdanau", long_src), "alignment").shape == Shape{7, kMaxSentence});
 
   LessonOptions d_in;
   d_in.d_in = 0;
-  CHECK_THROWS_WITH_AS(run_lesson(d_in), doctest::Contains("--d-in"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", d_in), doctest::Contains("--d-in"), UsageError);
 }

@@ -10,41 +10,17 @@
 #include <cstdlib>
 
 #include "lessons/registry.hpp"
+#include "report_lookup.hpp"
 
 using namespace attn;
+using namespace attn::test;
 
 namespace {
-
-report::Report run(const LessonOptions& opts = {}) {
-  report::Report r;
-  lesson_bottleneck(opts, r);
-  return r;
-}
-
-const report::TensorItem& tensor(const report::Report& r, const std::string& name) {
-  const report::TensorItem* found = nullptr;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TensorItem>(&item))
-        if (t->name == name) found = t;
-  REQUIRE_MESSAGE(found != nullptr, "no tensor named " << name);
-  return *found;
-}
-
-const report::TableItem& table_with(const report::Report& r, const std::string& first_header) {
-  const report::TableItem* found = nullptr;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TableItem>(&item))
-        if (!t->header.empty() && t->header.back() == first_header) found = t;
-  REQUIRE_MESSAGE(found != nullptr, "no table ending with column " << first_header);
-  return *found;
-}
 
 }  // namespace
 
 TEST_CASE("bottleneck: one stage per source word, c equals PyTorch's last state") {
-  const auto r = run();
+  const auto r = run_lesson("bottleneck");
   CHECK(r.stages().size() == 6 + 6);  // 6 source words + 6 other stages
   CHECK(r.stages()[2].title == "Encoder step 1: reads \"the\"");
   const std::vector<float> c_torch = {0.2250f, -0.2579f, 0.4491f, 0.1247f, 0.6079f, -0.2454f, 0.5036f, 0.2602f};
@@ -56,7 +32,7 @@ TEST_CASE("bottleneck: one stage per source word, c equals PyTorch's last state"
 }
 
 TEST_CASE("bottleneck: the sensitivity of c to each word matches autograd and fades towards the start") {
-  const auto r = run();
+  const auto r = run_lesson("bottleneck");
   const std::vector<double> autograd = {0.010935445, 0.022742227, 0.069688998, 0.14224112, 0.32461604, 0.84980851};
   const auto& g = tensor(r, "||d c / d x_j||");
   REQUIRE(g.values.size() == 6);
@@ -65,7 +41,7 @@ TEST_CASE("bottleneck: the sensitivity of c to each word matches autograd and fa
 }
 
 TEST_CASE("bottleneck: longer sentences, smaller first/last ratio") {
-  const auto r = run();
+  const auto r = run_lesson("bottleneck");
   const auto& sweep = table_with(r, "first / last");
   REQUIRE(sweep.rows.size() == 5);
   double previous = 2.0;
@@ -84,17 +60,17 @@ TEST_CASE("bottleneck: options change the sentence and refuse bad values") {
   LessonOptions opts;
   opts.src = std::vector<std::string>{"a", "b", "c"};
   opts.hidden = 4;
-  const auto r = run(opts);
+  const auto r = run_lesson("bottleneck", opts);
   CHECK(r.stages().size() == 3 + 6);
   CHECK(tensor(r, "c").shape == Shape{4});
 
   LessonOptions zero;
   zero.hidden = 0;
-  CHECK_THROWS_WITH_AS(run(zero), doctest::Contains("--hidden"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bottleneck", zero), doctest::Contains("--hidden"), UsageError);
   LessonOptions empty;
   empty.src = std::vector<std::string>{};
-  CHECK_THROWS_WITH_AS(run(empty), doctest::Contains("--src"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bottleneck", empty), doctest::Contains("--src"), UsageError);
   LessonOptions longer;
   longer.tgt = std::vector<std::string>(33, "w");
-  CHECK_THROWS_WITH_AS(run(longer), doctest::Contains("--tgt"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("bottleneck", longer), doctest::Contains("--tgt"), UsageError);
 }

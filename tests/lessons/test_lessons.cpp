@@ -10,37 +10,12 @@
 
 #include "lessons/inputs.hpp"
 #include "lessons/registry.hpp"
+#include "report_lookup.hpp"
 
 using namespace attn;
+using namespace attn::test;
 
 namespace {
-
-report::Report run_lesson(const char* name, const LessonOptions& opts = {}) {
-  const LessonEntry* lesson = find_lesson(name);
-  REQUIRE(lesson != nullptr);
-  report::Report r;
-  lesson->run(opts, r);
-  return r;
-}
-
-// The last tensor called `name` across all stages.
-const report::TensorItem& tensor(const report::Report& r, const std::string& name) {
-  const report::TensorItem* found = nullptr;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TensorItem>(&item))
-        if (t->name == name) found = t;
-  REQUIRE_MESSAGE(found != nullptr, "no tensor named " << name);
-  return *found;
-}
-
-std::vector<std::string> checks(const report::Report& r) {
-  std::vector<std::string> out;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* c = std::get_if<report::CheckItem>(&item)) out.push_back(c->text);
-  return out;
-}
 
 void check_values(const report::TensorItem& t, const std::vector<float>& expected) {
   REQUIRE(t.values.size() >= expected.size());

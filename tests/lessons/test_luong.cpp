@@ -21,45 +21,13 @@
 #include <vector>
 
 #include "lessons/registry.hpp"
+#include "report_lookup.hpp"
 #include "lessons/seq2seq.hpp"
 
 using namespace attn;
+using namespace attn::test;
 
 namespace {
-
-report::Report run_luong(const LessonOptions& opts = {}) {
-  const LessonEntry* lesson = find_lesson("luong");
-  REQUIRE(lesson != nullptr);
-  report::Report r;
-  lesson->run(opts, r);
-  return r;
-}
-
-// The last tensor called `name` across all stages.
-const report::TensorItem& tensor(const report::Report& r, const std::string& name) {
-  const report::TensorItem* found = nullptr;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TensorItem>(&item))
-        if (t->name == name) found = t;
-  REQUIRE_MESSAGE(found != nullptr, "no tensor named " << name);
-  return *found;
-}
-
-std::vector<std::string> checks(const report::Report& r) {
-  std::vector<std::string> out;
-  for (const auto& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* c = std::get_if<report::CheckItem>(&item)) out.push_back(c->text);
-  return out;
-}
-
-std::vector<std::string> notes(const report::Stage& s) {
-  std::vector<std::string> out;
-  for (const auto& item : s.items)
-    if (const auto* n = std::get_if<report::NoteItem>(&item)) out.push_back(n->text);
-  return out;
-}
 
 // The first table whose header starts with `first_column`.
 const report::TableItem& table(const report::Report& r, const std::string& first_column) {
@@ -114,7 +82,7 @@ LessonOptions short_sentences() {
 }  // namespace
 
 TEST_CASE("luong: the default run, its header and its stages") {
-  const auto r = run_luong();
+  const auto r = run_lesson("luong");
   CHECK(r.header.lesson == "luong");
   const auto& rep = r.header.reproduce;
   REQUIRE(rep.size() >= 9);
@@ -142,7 +110,7 @@ TEST_CASE("luong: the default run, its header and its stages") {
 }
 
 TEST_CASE("luong: step 1 scores with h_1, after the RNN step, and matches PyTorch") {
-  const auto r = run_luong();
+  const auto r = run_lesson("luong");
   const auto& e_1 = tensor(r, "e_1");
   REQUIRE(e_1.shape == Shape{3, 6});
   CHECK(e_1.row_labels == report::Labels{"dot", "general", "concat"});
@@ -171,7 +139,7 @@ TEST_CASE("luong: step 1 scores with h_1, after the RNN step, and matches PyTorc
 }
 
 TEST_CASE("luong: softmax rows sum to 1 and the alignment is (T_tgt, S)") {
-  const auto r = run_luong();
+  const auto r = run_lesson("luong");
   const auto& a_1 = tensor(r, "a_1");
   REQUIRE(a_1.shape == Shape{3, 6});
   check_rows_sum_to_one(a_1);
@@ -193,7 +161,7 @@ TEST_CASE("luong: softmax rows sum to 1 and the alignment is (T_tgt, S)") {
 }
 
 TEST_CASE("luong: parameter counts of the three scores") {
-  const auto r = run_luong();
+  const auto r = run_lesson("luong");
   const auto& t = table(r, "part");
   REQUIRE(t.rows.size() == 5);
   CHECK(t.rows[0][0] == "dot score");
@@ -205,7 +173,7 @@ TEST_CASE("luong: parameter counts of the three scores") {
 }
 
 TEST_CASE("luong: general scores with W_a = W_query W_key^T are Q K^T") {
-  const auto r = run_luong();
+  const auto r = run_lesson("luong");
   const auto& qk = tensor(r, "Q @ K^T");
   const auto& general = tensor(r, "general_scores");
   REQUIRE(qk.shape == Shape{7, 6});
@@ -229,7 +197,7 @@ TEST_CASE("luong: --src, --tgt, --hidden, --d-in and --seed reach every shape") 
   LessonOptions opts = short_sentences();
   opts.hidden = 5;
   opts.d_in = 3;
-  const auto r = run_luong(opts);
+  const auto r = run_lesson("luong", opts);
   CHECK(tensor(r, "x").shape == Shape{3, 3});
   CHECK(tensor(r, "y").shape == Shape{2, 3});
   CHECK(tensor(r, "h_s").shape == Shape{3, 5});
@@ -248,7 +216,7 @@ TEST_CASE("luong: --src, --tgt, --hidden, --d-in and --seed reach every shape") 
 
   LessonOptions seeded;
   seeded.seed = 1;
-  const auto other = run_luong(seeded);
+  const auto other = run_lesson("luong", seeded);
   CHECK(other.header.reproduce[0] == "torch.manual_seed(1)");
   CHECK(tensor(other, "e_1").values[0] != doctest::Approx(0.040797f));
 }
@@ -256,25 +224,25 @@ TEST_CASE("luong: --src, --tgt, --hidden, --d-in and --seed reach every shape") 
 TEST_CASE("luong: bad sizes and sentences are refused by option") {
   LessonOptions zero_hidden;
   zero_hidden.hidden = 0;
-  CHECK_THROWS_WITH_AS(run_luong(zero_hidden), doctest::Contains("--hidden"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("luong", zero_hidden), doctest::Contains("--hidden"), UsageError);
 
   LessonOptions zero_d_in;
   zero_d_in.d_in = 0;
-  CHECK_THROWS_WITH_AS(run_luong(zero_d_in), doctest::Contains("--d-in"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("luong", zero_d_in), doctest::Contains("--d-in"), UsageError);
 
   LessonOptions empty_src;
   empty_src.src = std::vector<std::string>{};
-  CHECK_THROWS_WITH_AS(run_luong(empty_src), doctest::Contains("--src"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("luong", empty_src), doctest::Contains("--src"), UsageError);
 
   LessonOptions empty_tgt;
   empty_tgt.tgt = std::vector<std::string>{};
-  CHECK_THROWS_WITH_AS(run_luong(empty_tgt), doctest::Contains("--tgt"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("luong", empty_tgt), doctest::Contains("--tgt"), UsageError);
 
   LessonOptions long_src;
   long_src.src = std::vector<std::string>(33, "word");
-  CHECK_THROWS_WITH_AS(run_luong(long_src), doctest::Contains("--src"), UsageError);
+  CHECK_THROWS_WITH_AS(run_lesson("luong", long_src), doctest::Contains("--src"), UsageError);
 
   LessonOptions longest;  // 32 words is still fine
   longest.src = std::vector<std::string>(32, "word");
-  CHECK(tensor(run_luong(longest), "alignment").shape == Shape{7, 32});
+  CHECK(tensor(run_lesson("luong", longest), "alignment").shape == Shape{7, 32});
 }
