@@ -277,6 +277,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The alignment matrix", "alignment[i, j] = alpha_ij    (T_tgt, S)");
     for (std::size_t i = 0; i < T_tgt; ++i) s.in("alpha_" + num(i + 1), steps[i].alpha);
     s.show("alignment", alignment, tgt, src);
+    s.attention_weights();
     s.check(rows_sum_to_one("alignment", alignment));
     if (S == 1) {
       s.note("With one source word there is nothing to choose: every alpha_i is exactly 1 and every "

@@ -121,6 +121,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                         "attn_weights = softmax(masked / sqrt(d_k), dim=-1)");
     view.in(s, "masked", r.masked);
     view.show(s, "attn_weights", r.attn_weights, tok, tok);
+    s.attention_weights();
     view.show(s, "attn_weights.sum(dim=-1)", row_sums(r.attn_weights), tok);
     s.check("every weight above the diagonal is 0 (max = " +
             report::scientific(max_above_diagonal(r.attn_weights), 2) + ")");
@@ -146,6 +147,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.in("tril", tril);
     view.show(s, "w * tril", zeroed, tok, tok);
     view.show(s, "attn_weights_2", renormalised, tok, tok);
+    s.attention_weights();
     s.check("attn_weights_2 equals attn_weights: " + max_diff_text(renormalised, r.attn_weights));
     s.note("The two routes agree because softmax's denominator cancels: dividing the kept "
            "exp(score) by their own sum is exactly softmax over the kept scores. The -inf route "

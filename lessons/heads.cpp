@@ -178,6 +178,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                                : "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
     s.in("attn_scores", a.attn_scores);
     s.show("attn_weights", a.attn_weights, tok, tok);
+    s.attention_weights();
     s.check(rows_sum_to_one("attn_weights", a.attn_weights));
     s.note("The same (T, T) mask serves every batch entry and head; d_k = " + std::to_string(d_k) +
            " is the head width, not d_out.");

@@ -256,6 +256,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Step 1: softmax turns each score row into weights", "a_1(s) = exp(e_1(s)) / sum_s' exp(e_1(s'))");
     s.in("e_1", e_1);
     s.show("a_1", a_1, kinds, src);
+    s.attention_weights();
     s.check(rows_sum_to_one("a_1", a_1));
     s.note("Each row is a distribution over the " + num(S) + " source words. From here on the "
            "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
@@ -308,6 +309,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The alignment matrix", "alignment[t, s] = a_t(s)");
     s.in("a_t", alignment);
     s.show("alignment", alignment, tgt, src);
+    s.attention_weights();
     s.check(rows_sum_to_one("alignment", alignment));
     const float uniform = 1.0f / static_cast<float>(S);
     float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores

@@ -47,6 +47,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
                         "attn_weights = softmax(attn_scores, dim=-1)");
     view.in(s, "attn_scores", plain_scores);
     view.show(s, "attn_weights", plain_weights, tok, tok);
+    s.attention_weights();
     s.check(rows_sum_to_one("attn_weights", plain_weights));
     s.note("Softmax keeps every weight positive and each row a distribution over the tokens; "
            "the largest score of a row gets the largest share.");
@@ -112,6 +113,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Attention weights", "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
     view.in(s, "scaled", scaled);
     view.show(s, "attn_weights", weights, tok, tok);
+    s.attention_weights();
     view.show(s, "attn_weights.sum(dim=-1)", row_sums(weights), tok);
     s.check(rows_sum_to_one("attn_weights", weights));
   }

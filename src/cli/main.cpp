@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/render.hpp"
 #include "lessons/registry.hpp"
 #include "report/text_sink.hpp"
 
@@ -139,11 +140,10 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd) {
   attn::report::Report report;
   lesson->run(opts, report);
 
-  attn::report::TextOptions text;
-  text.print.precision = opts.precision;
-  text.shapes_only = opts.shapes_only;
-  attn::report::TextSink sink(std::cout, text);
-  attn::report::deliver(report, sink);
+  attn::cli::OutputOptions output;
+  output.precision = opts.precision;
+  output.shapes_only = opts.shapes_only;
+  attn::cli::render(report, output);
   return 0;
 }
 

@@ -1,8 +1,18 @@
 #include "report/stage.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 namespace attn::report {
+
+Stage& Stage::attention_weights() {
+  for (auto it = items.rbegin(); it != items.rend(); ++it)
+    if (auto* t = std::get_if<TensorItem>(&*it)) {
+      t->attention = true;
+      return *this;
+    }
+  throw std::logic_error("attention_weights(): the stage shows no tensor yet");
+}
 
 Stage& Stage::note(std::string text) {
   items.emplace_back(NoteItem{std::move(text)});

@@ -23,6 +23,7 @@ struct TensorItem {
   std::vector<float> values;  // row-major
   Labels row_labels;          // labels the second-to-last axis (tokens), or empty
   Labels col_labels;          // labels the last axis when it is tokens too, or empty
+  bool attention = false;     // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
 };
 
 struct NoteItem {
@@ -67,6 +68,9 @@ struct Stage {
     items.emplace_back(std::move(item));
     return *this;
   }
+  // Marks the tensor shown last as attention weights (rows: queries, columns: keys), which
+  // picture sinks draw as heatmaps.
+  Stage& attention_weights();
   Stage& note(std::string text);
   Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
   Stage& check(std::string text);

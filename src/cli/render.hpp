@@ -1,0 +1,20 @@
+// Where a finished lesson goes: the terminal text, and whatever other sinks the options ask for.
+// Kept apart from main.cpp so that adding a sink does not touch (or recompile) the CLI11 wiring.
+#pragma once
+
+#include <string>
+
+#include "report/stage.hpp"
+
+namespace attn::cli {
+
+struct OutputOptions {
+  int precision = 4;
+  bool shapes_only = false;
+};
+
+// Renders `report` to every requested sink. Everything that can be refused (a bad path, a
+// missing terminal) is checked before the first byte is written.
+void render(const report::Report& report, const OutputOptions& options);
+
+}  // namespace attn::cli
