@@ -17,7 +17,7 @@
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
-#include "lessons/inputs.hpp"
+#include "lessons/external.hpp"
 #include "lessons/registry.hpp"
 
 namespace attn {
@@ -62,8 +62,9 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   const SingleHeadSetup set = single_head_setup(opts, 789);  // the book's seed for 3.5
   const std::size_t d_out = set.d_out, B = set.B, T = set.T;
   const BatchView& view = set.view;
-  const Ten3& x = set.x;  // (B, T, d_in)
-  const auto& tok = set.input.tokens;
+  const Ten3& x = set.in.x;  // (B, T, d_in)
+  const auto& tok = set.in.rows;   // row labels (one per token, or per token of each sentence)
+  const auto& cols = set.in.cols;  // column labels, empty when the batch holds different sentences
 
   const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
   const std::string linear = "nn.Linear(" + din + ", " + dout + ", bias=False)";
@@ -71,13 +72,16 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                 "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(),
                 {"torch.manual_seed(" + std::to_string(set.seed) + ")",
                  "W_query = " + linear, "W_key = " + linear, "W_value = " + linear}};
-  inputs_stage(out, view, set.input, x);
+  {
+    auto& s = inputs_stage(out, view, set.in);
+    for (const auto& note : opts.preset_notes) s.note(note);
+  }
 
   // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers.
   TorchGenerator gen(set.seed);
-  const Linear W_query = make_linear(gen, set.d_in, d_out, false);  // weight (d_out, d_in)
-  const Linear W_key = make_linear(gen, set.d_in, d_out, false);    // weight (d_out, d_in)
-  const Linear W_value = make_linear(gen, set.d_in, d_out, false);  // weight (d_out, d_in)
+  const Linear W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
+  const Linear W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen);      // weight (d_out, d_in)
+  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
   const CausalRun r = forward(x, W_query, W_key, W_value);
   {
     auto& s = out.stage("Queries, keys and values from nn.Linear",
@@ -87,22 +91,23 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     view.show(s, "queries", r.queries, tok);
     view.show(s, "keys", r.keys, tok);
     view.show(s, "values", r.values, tok);
-    s.note("nn.Linear stores its weight as (out, in) = (" + dout + ", " + din +
-           ") and computes x @ weight^T. Drawn after torch.manual_seed(" + std::to_string(set.seed) +
-           ") in the order query, key, value, so PyTorch gives these very numbers.");
+    s.note("nn.Linear stores its weight as (out, in) = (" + dout + ", " + din + ") and computes x @ weight^T. " +
+           (opts.weights.empty() ? "Drawn after torch.manual_seed(" + std::to_string(set.seed) +
+                                       ") in the order query, key, value, so PyTorch gives these very numbers."
+                                 : weights_origin(opts)));
   }
   {
     auto& s = out.stage("Attention scores", "attn_scores = queries @ keys^T");
     view.in(s, "queries", r.queries);
     view.in(s, "keys", r.keys);
-    view.show(s, "attn_scores", r.attn_scores, tok, tok);
+    view.show(s, "attn_scores", r.attn_scores, tok, cols);
     s.note("Every entry above the diagonal is a token looking at a later one. A model trained "
            "to predict the next word would cheat by reading it there.");
   }
   const Mat mask = causal_mask(T);  // (T, T)
   {
     auto& s = out.stage("The causal mask", "mask = torch.triu(torch.ones(T, T), diagonal=1)");
-    s.show("mask", mask, tok, tok);
+    s.show("mask", mask, cols, cols);
     s.note("1 marks the future: row t has ones in columns t+1 .. T. The diagonal stays 0, so "
            "every token can still see itself and the first token sees only itself.");
   }
@@ -111,7 +116,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                         "masked = attn_scores.masked_fill(mask.bool(), -inf)");
     view.in(s, "attn_scores", r.attn_scores);
     s.in("mask", mask);
-    view.show(s, "masked", r.masked, tok, tok);
+    view.show(s, "masked", r.masked, tok, cols);
     s.note("exp(-inf) is exactly 0, so these positions will get no weight at all; the other "
            "scores are untouched.");
   }
@@ -120,9 +125,9 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Softmax of the masked, scaled scores",
                         "attn_weights = softmax(masked / sqrt(d_k), dim=-1)");
     view.in(s, "masked", r.masked);
-    view.show(s, "attn_weights", r.attn_weights, tok, tok);
+    view.show(s, "attn_weights", r.attn_weights, tok, cols);
     s.attention_weights();
-    view.show(s, "attn_weights.sum(dim=-1)", row_sums(r.attn_weights), tok);
+    view.show(s, "attn_weights.sum(dim=-1)", row_sums(r.attn_weights), cols);
     s.check("every weight above the diagonal is 0 (max = " +
             report::scientific(max_above_diagonal(r.attn_weights), 2) + ")");
     s.check(rows_sum_to_one("attn_weights", r.attn_weights));
@@ -145,8 +150,8 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                         "attn_weights_2 = (w * tril) / (w * tril).sum(dim=-1, keepdim=True)");
     view.in(s, "attn_scores", r.attn_scores);
     s.in("tril", tril);
-    view.show(s, "w * tril", zeroed, tok, tok);
-    view.show(s, "attn_weights_2", renormalised, tok, tok);
+    view.show(s, "w * tril", zeroed, tok, cols);
+    view.show(s, "attn_weights_2", renormalised, tok, cols);
     s.attention_weights();
     s.check("attn_weights_2 equals attn_weights: " + max_diff_text(renormalised, r.attn_weights));
     s.note("The two routes agree because softmax's denominator cancels: dividing the kept "
@@ -175,8 +180,8 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     const Mat fully_masked = softmax_rows(row);  // (3, T)
     s.note("Now a row with nothing to look at: every score masked, filled with -inf, -1e9 and "
            "-1e10 in turn (one row each).");
-    s.show("fully_masked", row, {"-inf", "-1e9", "-1e10"}, tok);
-    s.show("softmax(fully_masked, dim=-1)", fully_masked, {"-inf", "-1e9", "-1e10"}, tok);
+    s.show("fully_masked", row, {"-inf", "-1e9", "-1e10"}, cols);
+    s.show("softmax(fully_masked, dim=-1)", fully_masked, {"-inf", "-1e9", "-1e10"}, cols);
     s.table({"fill", "used by", "ordinary rows", "a fully masked row becomes"},
             {{"-inf", "Raschka 3.5, Rakesh, Evolution of Attention", "identical", "NaN (0/0)"},
              {"-1e9", "the Llama-3.2-3B walk-through", "identical", "uniform, 1/T each"},

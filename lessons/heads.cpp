@@ -19,7 +19,7 @@
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
-#include "lessons/inputs.hpp"
+#include "lessons/external.hpp"
 #include "lessons/registry.hpp"
 
 namespace attn {
@@ -50,80 +50,115 @@ std::string yes_no(bool b) { return b ? "True" : "False"; }
 
 void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(123);  // the book's seed for 3.6.2
-  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
-  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
+  const LessonInput in = lesson_input(opts, 3, 2, true);  // the book stacks two copies
+  const std::size_t B = in.B, T = in.T, d_in = in.d_in;
+  const auto& tok = in.rows;   // row labels
+  const auto& cols = in.cols;  // column labels (empty when the batch holds different sentences)
+
+  const std::size_t d_out_file = weights_out_width(opts, "W_query").value_or(0);
+  if (opts.d_out && d_out_file && *opts.d_out != d_out_file)
+    throw UsageError("--d-out disagrees with --weights", "--d-out", std::to_string(d_out_file) + " (from W_query.npy)",
+                     std::to_string(*opts.d_out));
+  const std::size_t d_out = d_out_file ? d_out_file : size_option(opts.d_out, 2, "--d-out");
   const std::size_t h = size_option(opts.heads, 2, "--heads");
-  const std::size_t B = size_option(opts.batch, 2, "--batch");  // the book stacks two copies
   const bool causal = opts.causal.value_or(true);
   if (d_out % h != 0)
     throw UsageError("--heads must divide --d-out", "--heads", "a divisor of " + std::to_string(d_out),
                      std::to_string(h));
   const std::size_t d_k = d_out / h;
-
-  const TokenInput input = token_input(opts, d_in);
-  const std::size_t T = input.tokens.size();
-  const auto& tok = input.tokens;
+  const std::size_t kv = size_option(opts.kv_heads, h, "--kv-heads");  // key/value heads
+  if (h % kv != 0)
+    throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
+                     std::to_string(kv));
+  const std::size_t groups = h / kv;   // query heads per key/value head
+  const std::size_t d_kv = kv * d_k;   // width of the key and value projections
+  const bool grouped = kv != h;
+  const bool qkv_bias = opts.weights.empty() ? opts.qkv_bias : opts.weights.count("W_query_bias") != 0;
   check_size("attn_scores", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
   check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
   check_size("W_query.weight", {d_out, d_in}, opts.shapes_only, "--d-in, --d-out");
   check_size("out_proj.weight", {d_out, d_out}, opts.shapes_only, "--d-out");
 
-  const std::string din = std::to_string(d_in), dout = std::to_string(d_out);
-  const std::string qkv = "nn.Linear(" + din + ", " + dout + ", bias=" + yes_no(opts.qkv_bias) + ")";
+  const std::string din = std::to_string(d_in), dout = std::to_string(d_out), dkv = std::to_string(d_kv);
+  auto linear_line = [&](const std::string& out_width) {
+    return "nn.Linear(" + din + ", " + out_width + ", bias=" + yes_no(qkv_bias) + ")";
+  };
+  std::vector<std::string> setting = {"seed " + std::to_string(seed), "batch " + std::to_string(B),
+                                      "tokens " + std::to_string(T), "d_in " + din, "d_out " + dout,
+                                      "heads " + std::to_string(h), "d_k " + std::to_string(d_k)};
+  if (grouped) setting.push_back("kv_heads " + std::to_string(kv));
+  setting.push_back(std::string("causal ") + yes_no(causal));
+  setting.push_back(std::string("qkv_bias ") + yes_no(qkv_bias));
+  if (!opts.preset.empty()) setting.push_back("preset " + opts.preset);
+  std::vector<std::string> reproduce;
+  if (opts.weights.empty()) {
+    reproduce = {"torch.manual_seed(" + std::to_string(seed) + ")", "W_query = " + linear_line(dout),
+                 "W_key = " + linear_line(dkv), "W_value = " + linear_line(dkv),
+                 "out_proj = nn.Linear(" + dout + ", " + dout + ")"};
+    if (!grouped) {
+      reproduce.push_back("# or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
+                          ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(qkv_bias) + "),");
+      reproduce.push_back(std::string("# which builds these four layers in this order") +
+                          (causal ? "" : " (but always masks)"));
+    }
+  } else {
+    reproduce = {"# the four layers' weights are loaded from --weights " + opts.weights_dir};
+  }
   out.header = {"heads", "Multi-head attention: split, attend, merge",
                 "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
-                {"seed " + std::to_string(seed), "batch " + std::to_string(B), "tokens " + std::to_string(T),
-                 "d_in " + din, "d_out " + dout, "heads " + std::to_string(h), "d_k " + std::to_string(d_k),
-                 std::string("causal ") + yes_no(causal), std::string("qkv_bias ") + yes_no(opts.qkv_bias)},
-                {"torch.manual_seed(" + std::to_string(seed) + ")",
-                 "W_query = " + qkv, "W_key = " + qkv, "W_value = " + qkv,
-                 "out_proj = nn.Linear(" + dout + ", " + dout + ")",
-                 "# or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
-                     ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(opts.qkv_bias) + "),",
-                 std::string("# which builds these four layers in this order") +
-                     (causal ? "" : " (but always masks)")}};
+                setting, reproduce};
 
-  const Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
-  inputs_stage(out, BatchView(true), input, x, "Inputs: a batch of token embeddings",
-               "x = torch.stack([embed(tokens)] * B)");
+  const Ten3& x = in.x;  // (B, T, d_in)
+  {
+    auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings",
+                           "x = torch.stack([embed(tokens)] * B)");
+    for (const auto& note : opts.preset_notes) s.note(note);
+  }
 
   // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them.
   TorchGenerator gen(seed);
   Projections p;
-  p.W_query = make_linear(gen, d_in, d_out, opts.qkv_bias);  // weight (d_out, d_in)
-  p.W_key = make_linear(gen, d_in, d_out, opts.qkv_bias);    // weight (d_out, d_in)
-  p.W_value = make_linear(gen, d_in, d_out, opts.qkv_bias);  // weight (d_out, d_in)
-  p.out_proj = make_linear(gen, d_out, d_out, true);         // weight (d_out, d_out)
+  p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen);  // weight (d_out, d_in)
+  p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen);       // weight (d_kv, d_in)
+  p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen);   // weight (d_kv, d_in)
+  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, true, gen);   // weight (d_out, d_out)
   {
     auto& s = out.stage("Weights: one fused projection per role, plus out_proj",
-                        "W_query, W_key, W_value = nn.Linear(d_in, d_out); out_proj = nn.Linear(d_out, d_out)");
+                        grouped ? "W_query = nn.Linear(d_in, d_out); W_key, W_value = nn.Linear(d_in, kv_heads * d_k)"
+                                : "W_query, W_key, W_value = nn.Linear(d_in, d_out); out_proj = nn.Linear(d_out, d_out)");
     s.show("W_query.weight", p.W_query.weight);
-    if (opts.qkv_bias) s.show("W_query.bias", p.W_query.bias);
+    if (p.W_query.has_bias()) s.show("W_query.bias", p.W_query.bias);
     s.show("W_key.weight", p.W_key.weight);
-    if (opts.qkv_bias) s.show("W_key.bias", p.W_key.bias);
+    if (p.W_key.has_bias()) s.show("W_key.bias", p.W_key.bias);
     s.show("W_value.weight", p.W_value.weight);
-    if (opts.qkv_bias) s.show("W_value.bias", p.W_value.bias);
-    s.show("out_proj.weight", p.out_proj.weight).show("out_proj.bias", p.out_proj.bias);
+    if (p.W_value.has_bias()) s.show("W_value.bias", p.W_value.bias);
+    s.show("out_proj.weight", p.out_proj.weight);
+    if (p.out_proj.has_bias()) s.show("out_proj.bias", p.out_proj.bias);
     s.note("Head i (counting from 0) will use rows [i*d_k : (i+1)*d_k] of each (d_out, d_in) weight, "
            "with d_k = " + std::to_string(d_k) + ": the " + std::to_string(h) +
-           " heads are already inside one matrix.");
+           " heads are already inside one matrix." +
+           (grouped ? " W_key and W_value hold only " + std::to_string(kv) + " heads of " + std::to_string(d_k) +
+                          " (" + dkv + " rows): each serves " + std::to_string(groups) + " query heads."
+                    : ""));
+    if (!opts.weights.empty()) s.note(weights_origin(opts));
   }
 
   const Ten3 queries = linear(p.W_query, x);  // (B, T, d_in) -> (B, T, d_out)
-  const Ten3 keys = linear(p.W_key, x);       // (B, T, d_out)
-  const Ten3 values = linear(p.W_value, x);   // (B, T, d_out)
+  const Ten3 keys = linear(p.W_key, x);       // (B, T, d_kv)
+  const Ten3 values = linear(p.W_value, x);   // (B, T, d_kv)
   {
     auto& s = out.stage("Fused projections", std::string("queries = x @ W_query.weight^T") +
-                                                 (opts.qkv_bias ? " + W_query.bias" : "") + "  (likewise keys, values)");
+                                                 (qkv_bias ? " + W_query.bias" : "") + "  (likewise keys, values)");
     s.in("x", x);
     s.show("queries", queries, tok).show("keys", keys, tok).show("values", values, tok);
   }
 
   const Ten4 q_view = split_heads(queries, h);  // (B, T, d_out) -> (B, T, h, d_k)
-  const Ten4 k_view = split_heads(keys, h);     // (B, T, h, d_k)
-  const Ten4 v_view = split_heads(values, h);   // (B, T, h, d_k)
+  const Ten4 k_view = split_heads(keys, kv);    // (B, T, d_kv) -> (B, T, kv, d_k)
+  const Ten4 v_view = split_heads(values, kv);  // (B, T, kv, d_k)
   {
-    auto& s = out.stage("Split into heads", "queries.view(B, T, h, d_k)  (likewise keys, values)");
+    auto& s = out.stage("Split into heads", grouped ? "queries.view(B, T, h, d_k);  keys, values: .view(B, T, kv_heads, d_k)"
+                                                    : "queries.view(B, T, h, d_k)  (likewise keys, values)");
     s.in("queries", queries);
     s.show("queries.view(B, T, h, d_k)", q_view);
     s.note("Nothing moves in memory: the last axis of " + std::to_string(d_out) + " is read as " +
@@ -131,9 +166,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            "each row inside it one head.");
   }
 
-  const Ten4 q_heads = swap_token_head_axes(q_view);  // (B, T, h, d_k) -> (B, h, T, d_k)
-  const Ten4 k_heads = swap_token_head_axes(k_view);  // (B, h, T, d_k)
-  const Ten4 v_heads = swap_token_head_axes(v_view);  // (B, h, T, d_k)
+  const Ten4 q_heads = swap_token_head_axes(q_view);     // (B, T, h, d_k) -> (B, h, T, d_k)
+  const Ten4 k_kv_heads = swap_token_head_axes(k_view);  // (B, kv, T, d_k)
+  const Ten4 v_kv_heads = swap_token_head_axes(v_view);  // (B, kv, T, d_k)
+  const Ten4 k_heads = repeat_kv_heads(k_kv_heads, groups);  // (B, kv, T, d_k) -> (B, h, T, d_k)
+  const Ten4 v_heads = repeat_kv_heads(v_kv_heads, groups);  // (B, h, T, d_k)
   {
     auto& s = out.stage("Heads before tokens", "q_heads = queries.view(B, T, h, d_k).transpose(1, 2)");
     s.in("queries.view(B, T, h, d_k)", q_view);
@@ -141,12 +178,32 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     s.note("Now each (batch, head) block is a (T, d_k) matrix with one row per token: exactly "
            "the shape single-head attention works on, " + std::to_string(B * h) + " of them side by side.");
   }
+  if (grouped) {
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t k = 0; k < kv; ++k) {
+      std::string served;
+      for (std::size_t g = 0; g < groups; ++g) served += (g ? ", " : "") + std::to_string(k * groups + g);
+      rows.push_back({std::to_string(k), served});
+    }
+    auto& s = out.stage("Grouped keys and values: each kv head serves " + std::to_string(groups) + " query heads",
+                        "k_heads = keys.view(B, T, kv_heads, d_k).transpose(1, 2).repeat_interleave(" +
+                            std::to_string(groups) + ", dim=1)");
+    s.in("keys", keys);
+    s.table({"kv head", "query heads reading it"}, rows);
+    if (B * kv * T * d_k <= 4096) s.show("keys.view(B, T, kv_heads, d_k).transpose(1, 2)", k_kv_heads, tok);
+    s.show("k_heads", k_heads, tok);
+    s.note("Grouped-query attention: the queries keep all " + std::to_string(h) + " heads, but keys and values "
+           "are projected to " + std::to_string(kv) + " heads only and each is repeated for " +
+           std::to_string(groups) + " query heads in a row. The key/value projections (and the cache a decoder "
+           "keeps of them) shrink by " + std::to_string(groups) + "x; the attention itself runs on " +
+           std::to_string(h) + " heads as before. With --kv-heads equal to --heads this stage disappears.");
+  }
 
   const Attention a = scaled_dot_product_attention(q_heads, k_heads, v_heads, causal);
   {
     auto& s = out.stage("Scores for every head", "attn_scores = q_heads @ k_heads.transpose(2, 3)");
     s.in("q_heads", q_heads).in("k_heads", k_heads);
-    s.show("attn_scores", a.attn_scores, tok, tok);
+    s.show("attn_scores", a.attn_scores, tok, cols);
     s.note("A batched matmul: one (T, d_k) @ (d_k, T) product per batch entry and head, " +
            std::to_string(B * h) + " of them in one call.");
   }
@@ -177,7 +234,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                         causal ? "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)"
                                : "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
     s.in("attn_scores", a.attn_scores);
-    s.show("attn_weights", a.attn_weights, tok, tok);
+    s.show("attn_weights", a.attn_weights, tok, cols);
     s.attention_weights();
     s.check(rows_sum_to_one("attn_weights", a.attn_weights));
     s.note("The same (T, T) mask serves every batch entry and head; d_k = " + std::to_string(d_k) +
@@ -215,8 +272,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   Ten3 concat = xt::zeros<float>({B, T, d_out});  // (B, T, d_out)
   for (std::size_t i = 0; i < h; ++i) {
     const Ten3 q_i = linear(head_slice(p.W_query, i, d_k), x);  // (B, T, d_k)
-    const Ten3 k_i = linear(head_slice(p.W_key, i, d_k), x);    // (B, T, d_k)
-    const Ten3 v_i = linear(head_slice(p.W_value, i, d_k), x);  // (B, T, d_k)
+    const Ten3 k_i = linear(head_slice(p.W_key, i / groups, d_k), x);    // (B, T, d_k), its kv head
+    const Ten3 v_i = linear(head_slice(p.W_value, i / groups, d_k), x);  // (B, T, d_k)
     const Attention one = scaled_dot_product_attention(as_single_head(q_i), as_single_head(k_i),
                                                        as_single_head(v_i), causal);
     xt::view(concat, xt::all(), xt::all(), xt::range(i * d_k, (i + 1) * d_k)) =
@@ -236,8 +293,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   // Check 2: the mistake of viewing (B, T, d_out) as (B, h, T, d_k) directly.
   if (T > 1 && h > 1) {
     const Ten4 q_wrong = reshape_without_transpose(queries, h);  // (B, T, d_out) -> (B, h, T, d_k)
-    const Ten4 k_wrong = reshape_without_transpose(keys, h);     // (B, h, T, d_k)
-    const Ten4 v_wrong = reshape_without_transpose(values, h);   // (B, h, T, d_k)
+    const Ten4 k_wrong = repeat_kv_heads(reshape_without_transpose(keys, kv), groups);    // (B, h, T, d_k)
+    const Ten4 v_wrong = repeat_kv_heads(reshape_without_transpose(values, kv), groups);  // (B, h, T, d_k)
     const Attention wrong = scaled_dot_product_attention(q_wrong, k_wrong, v_wrong, causal);
     Ten3 merged_wrong = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), no transpose either
     std::copy(wrong.context.begin(), wrong.context.end(), merged_wrong.begin());

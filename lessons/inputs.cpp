@@ -136,35 +136,4 @@ std::string BatchView::axes(const std::string& inner) const {
   return batched_ ? "(B, " + inner + ")" : "(" + inner + ")";
 }
 
-SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed) {
-  const std::size_t d_in = size_option(opts.d_in, 3, "--d-in");
-  const std::size_t d_out = size_option(opts.d_out, 2, "--d-out");
-  const std::size_t B = size_option(opts.batch, 1, "--batch");
-  TokenInput input = token_input(opts, d_in);
-  const std::size_t T = input.tokens.size();
-  check_size("attn_scores", {B, T, T}, opts.shapes_only, "--batch, --seq-len");
-  check_size("each projection weight", {d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
-  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
-  Ten3 x = stack_batch(input.x, B);  // (B, T, d_in)
-  return {opts.seed.value_or(default_seed), d_in, d_out, B, T, BatchView(opts.batch.has_value()),
-          std::move(input), std::move(x)};
-}
-
-std::vector<std::string> SingleHeadSetup::setting() const {
-  return {"seed " + std::to_string(seed), "tokens " + std::to_string(T), "d_in " + std::to_string(d_in),
-          "d_out " + std::to_string(d_out), "batch " + std::to_string(B)};
-}
-
-report::Stage& inputs_stage(report::Report& out, const BatchView& view, const TokenInput& input,
-                            const Ten3& x, const std::string& title, const std::string& equation) {
-  auto& s = out.stage(title, equation);
-  view.show(s, "x", x, input.tokens);
-  s.note(input.origin);
-  if (view.batched())
-    s.note("The batch axis is real: every step below runs on the whole batch (B = " +
-           std::to_string(x.shape()[0]) + ") at once. Like the book's torch.stack((inputs, inputs)), "
-           "the batch repeats the same sentence.");
-  return s;
-}
-
 }  // namespace attn

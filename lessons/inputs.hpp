@@ -58,23 +58,4 @@ class BatchView {
   bool batched_;
 };
 
-// The sizes and input the single-head lessons (self-attention, causal) start from.
-struct SingleHeadSetup {
-  std::uint64_t seed;
-  std::size_t d_in, d_out, B, T;
-  BatchView view;    // batched only when --batch was given
-  TokenInput input;  // tokens and their (T, d_in) embeddings
-  Ten3 x;            // (B, T, d_in)
-  std::vector<std::string> setting() const;  // the header's "seed 789", "tokens 6", ...
-};
-
-// Sizes from the options (the book's d_in 3, d_out 2, batch 1 by default), refused when the
-// tensors they imply are too large.
-SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed);
-
-// Stage 1 of every token lesson: x with its tokens, where it came from, and how a batch is made.
-report::Stage& inputs_stage(report::Report& out, const BatchView& view, const TokenInput& input,
-                            const Ten3& x, const std::string& title = "Inputs: one embedding per token",
-                            const std::string& equation = "x = embed(tokens)");
-
 }  // namespace attn

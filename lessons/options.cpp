@@ -19,6 +19,7 @@ const std::vector<OptionName>& option_names() {
       {kDIn, "--d-in"},      {kDOut, "--d-out"},  {kHeads, "--heads"},
       {kCausal, "--causal"}, {kQkvBias, "--qkv-bias"}, {kTokens, "--tokens"},
       {kSrc, "--src"},       {kTgt, "--tgt"},     {kHidden, "--hidden"},
+      {kInput, "--input"},   {kWeights, "--weights"}, {kKvHeads, "--kv-heads"},
   };
   return names;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,14 @@ struct UsageError : std::runtime_error {
   explicit UsageError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A tensor handed in from outside (a file, or a preset's literal values), and where it came from
+// so that a refusal can name it.
+struct ExternalTensor {
+  std::string source;  // e.g. "--input x.npy", "--weights w/W_key.npy", "preset rakesh"
+  Shape shape;
+  std::vector<float> values;  // C order, float32
+};
+
 // Every option a lesson can read. Unset optionals take the lesson's own defaults (the article's).
 struct LessonOptions {
   std::optional<std::uint64_t> seed;
@@ -33,7 +42,15 @@ struct LessonOptions {
   std::optional<std::size_t> heads;
   std::optional<bool> causal;
   bool qkv_bias = false;
-  std::optional<std::vector<std::string>> tokens;
+  std::optional<std::vector<std::string>> tokens;   // the first (or only) sentence
+  std::vector<std::vector<std::string>> more_sentences;  // --tokens "a b | c d": sentences 2..B
+  std::optional<ExternalTensor> input;                // --input FILE, or a preset's literal x
+  std::map<std::string, ExternalTensor> weights;      // --weights DIR: "W_query", "W_key_bias", ...
+  std::string weights_dir;                            // for messages
+  bool weights_torch_layout = false;                  // --weights-layout torch: (out, in) files
+  std::optional<std::size_t> kv_heads;                // heads lesson: grouped key/value heads
+  std::string preset;                                 // the --preset applied, or ""
+  std::vector<std::string> preset_notes;              // what the preset says on screen
   std::optional<std::vector<std::string>> src;  // RNN lessons: the sentence to translate
   std::optional<std::vector<std::string>> tgt;  // RNN lessons: its translation
   std::optional<std::size_t> hidden;            // RNN lessons: hidden width d_h
@@ -53,6 +70,9 @@ enum OptionBit : unsigned {
   kSrc = 1u << 9,
   kTgt = 1u << 10,
   kHidden = 1u << 11,
+  kInput = 1u << 12,
+  kWeights = 1u << 13,
+  kKvHeads = 1u << 14,
 };
 struct OptionName {
   OptionBit bit;
@@ -71,7 +91,7 @@ constexpr std::size_t kMaxSize = 65536;
 // A tensor with more values than this is not computed at all (memory: 4 bytes each).
 constexpr std::size_t kMaxValues = std::size_t{1} << 25;
 // A tensor with more values than this is not printed; --shapes-only lifts this limit.
-constexpr std::size_t kMaxPrintedValues = std::size_t{1} << 20;
+constexpr std::size_t kMaxPrintedValues = std::size_t{1} << 24;
 
 // Refuses a tensor the lesson is about to make when it would be too large to hold, or to
 // print (unless shapes_only). `options` names the flags that set its size.

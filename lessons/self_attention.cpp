@@ -10,7 +10,7 @@
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
-#include "lessons/inputs.hpp"
+#include "lessons/external.hpp"
 #include "lessons/registry.hpp"
 
 namespace attn {
@@ -19,8 +19,9 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
   const SingleHeadSetup set = single_head_setup(opts, 123);  // the book's seed for 3.4
   const std::size_t d_out = set.d_out;
   const BatchView& view = set.view;
-  const Ten3& x = set.x;  // (B, T, d_in)
-  const auto& tok = set.input.tokens;
+  const Ten3& x = set.in.x;  // (B, T, d_in)
+  const auto& tok = set.in.rows;   // row labels (one per token, or per token of each sentence)
+  const auto& cols = set.in.cols;  // column labels, empty when the batch holds different sentences
 
   const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
   out.header = {"self-attention", "Self-attention, step by step",
@@ -29,7 +30,10 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
                  "W_query = torch.rand(" + din + ", " + dout + ")",
                  "W_key = torch.rand(" + din + ", " + dout + ")",
                  "W_value = torch.rand(" + din + ", " + dout + ")"}};
-  inputs_stage(out, view, set.input, x);
+  {
+    auto& s = inputs_stage(out, view, set.in);
+    for (const auto& note : opts.preset_notes) s.note(note);
+  }
 
   // Part 1: attention without trainable weights.
   const Ten3 plain_scores = matmul_bt(x, x);  // (B, T, d_in) @ (B, d_in, T) -> (B, T, T)
@@ -37,7 +41,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Scores without weights: every token against every token",
                         "attn_scores = x @ x^T");
     view.in(s, "x", x);
-    view.show(s, "attn_scores", plain_scores, tok, tok);
+    view.show(s, "attn_scores", plain_scores, tok, cols);
     s.note("Entry (i, j) is the dot product of token i's embedding with token j's: large when the "
            "two vectors point the same way. Row i is what token i (the query) sees.");
   }
@@ -46,7 +50,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Softmax turns each row of scores into weights",
                         "attn_weights = softmax(attn_scores, dim=-1)");
     view.in(s, "attn_scores", plain_scores);
-    view.show(s, "attn_weights", plain_weights, tok, tok);
+    view.show(s, "attn_weights", plain_weights, tok, cols);
     s.attention_weights();
     s.check(rows_sum_to_one("attn_weights", plain_weights));
     s.note("Softmax keeps every weight positive and each row a distribution over the tokens; "
@@ -66,14 +70,15 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
 
   // Part 2: trainable projections, drawn like the book: three torch.rand(d_in, d_out).
   TorchGenerator gen(set.seed);
-  const Mat W_query = gen.rand(set.d_in, d_out);  // (d_in, d_out)
-  const Mat W_key = gen.rand(set.d_in, d_out);    // (d_in, d_out)
-  const Mat W_value = gen.rand(set.d_in, d_out);  // (d_in, d_out)
+  const Mat W_query = matrix_weights(opts, "W_query", set.d_in, d_out, gen);  // (d_in, d_out)
+  const Mat W_key = matrix_weights(opts, "W_key", set.d_in, d_out, gen);      // (d_in, d_out)
+  const Mat W_value = matrix_weights(opts, "W_value", set.d_in, d_out, gen);  // (d_in, d_out)
   {
     auto& s = out.stage("Trainable weights W_query, W_key, W_value",
                         "W_query, W_key, W_value = torch.rand(d_in, d_out), in that order");
     s.show("W_query", W_query).show("W_key", W_key).show("W_value", W_value);
-    s.note("Random and untrained, drawn right after torch.manual_seed(" + std::to_string(set.seed) +
+    if (!opts.weights.empty()) s.note(weights_origin(opts));
+    else s.note("Random and untrained, drawn right after torch.manual_seed(" + std::to_string(set.seed) +
            ") in this order, so PyTorch gives the same numbers. Training would tune them; the "
            "mechanism is the same either way.");
   }
@@ -96,7 +101,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Attention scores", "attn_scores = queries @ keys^T");
     view.in(s, "queries", queries);
     view.in(s, "keys", keys);
-    view.show(s, "attn_scores", scores, tok, tok);
+    view.show(s, "attn_scores", scores, tok, cols);
     s.note("Now query i meets key j: the score is no longer plain similarity of embeddings but "
            "whatever the learned projections make it.");
   }
@@ -104,7 +109,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Scale by 1/sqrt(d_k)", "scaled = attn_scores / sqrt(d_k),  d_k = keys.shape[-1] = " + dout);
     view.in(s, "attn_scores", scores);
-    view.show(s, "scaled", scaled, tok, tok);
+    view.show(s, "scaled", scaled, tok, cols);
     s.note("Dot products of d_k-wide vectors grow with d_k; dividing by sqrt(d_k) keeps softmax "
            "out of its flat, saturated regions. `attn lesson scaling` measures why.");
   }
@@ -112,9 +117,9 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Attention weights", "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
     view.in(s, "scaled", scaled);
-    view.show(s, "attn_weights", weights, tok, tok);
+    view.show(s, "attn_weights", weights, tok, cols);
     s.attention_weights();
-    view.show(s, "attn_weights.sum(dim=-1)", row_sums(weights), tok);
+    view.show(s, "attn_weights.sum(dim=-1)", row_sums(weights), cols);
     s.check(rows_sum_to_one("attn_weights", weights));
   }
   const Ten3 context = matmul(weights, values);  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)

@@ -9,7 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/external_io.hpp"
 #include "cli/render.hpp"
+#include "lessons/presets.hpp"
 #include "lessons/registry.hpp"
 #include "report/text_sink.hpp"
 
@@ -58,6 +60,8 @@ std::vector<std::string> parse_words(const std::string& flag, const std::string&
 struct RawOptions {  // every option as typed, so the messages can quote it
   std::string lesson;
   std::string seed, precision, batch, seq_len, d_in, d_out, heads, tokens, src, tgt, hidden;
+  std::string input, weights, weights_layout, dump, format, preset, kv_heads;
+  bool values = false;
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
 };
 
@@ -83,7 +87,25 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, std::set<std::
   if (no_causal) o.causal = false;
   o.qkv_bias = seen("--qkv-bias");
   o.shapes_only = raw.shapes_only;
-  if (seen("--tokens")) o.tokens = parse_words("--tokens", raw.tokens, attn::kMaxSize);
+  if (seen("--tokens")) {
+    // "a b c | d e f": one sentence per batch entry.
+    std::vector<std::vector<std::string>> sentences;
+    std::string rest = raw.tokens + "|";
+    for (std::size_t bar; (bar = rest.find('|')) != std::string::npos; rest.erase(0, bar + 1))
+      sentences.push_back(parse_words("--tokens", rest.substr(0, bar), attn::kMaxSize));
+    o.tokens = sentences.front();
+    o.more_sentences.assign(sentences.begin() + 1, sentences.end());
+  }
+  if (seen("--kv-heads")) o.kv_heads = parse_number("--kv-heads", raw.kv_heads, 1, max_size);
+  if (seen("--input")) o.input = attn::cli::load_input(raw.input);
+  if (seen("--weights")) attn::cli::load_weights(raw.weights, o);
+  if (seen("--weights-layout")) {
+    if (raw.weights_layout != "math" && raw.weights_layout != "torch")
+      throw UsageError("unknown --weights-layout", "--weights-layout", "math (in, out) or torch (out, in)",
+                       "'" + raw.weights_layout + "'");
+    if (!seen("--weights")) throw UsageError("--weights-layout needs --weights", "--weights-layout", "--weights DIR", "no --weights");
+    o.weights_torch_layout = raw.weights_layout == "torch";
+  }
   if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
   if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.tgt, attn::kMaxSentence);
   if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.hidden, 1, attn::kMaxHidden);
@@ -122,7 +144,19 @@ int list_lessons() {
   return 0;
 }
 
-int run_lesson(const RawOptions& raw, CLI::App& cmd) {
+int list_presets() {
+  std::cout << "Presets: attn lesson LESSON --preset NAME\n\n";
+  for (const auto& p : attn::presets()) {
+    std::string lessons;
+    for (const char* l : p.lessons) lessons += (lessons.empty() ? "" : ", ") + std::string(l);
+    std::cout << "  " << p.name << std::string(10 - std::string(p.name).size(), ' ') << "for " << lessons << "\n"
+              << attn::report::wrap(p.summary, 80, "            ", "            ")
+              << attn::report::wrap(std::string("follows: ") + p.follows, 80, "            ", "            ");
+  }
+  return 0;
+}
+
+int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
   const attn::LessonEntry* lesson = attn::find_lesson(raw.lesson);
   if (!lesson) {
     const std::string near = attn::closest_lesson(raw.lesson);
@@ -132,17 +166,23 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd) {
                      (near.empty() ? " (expected one of: " + names + ")" : " (did you mean '" + near + "'?)"));
   }
   std::set<std::string> given;
-  const attn::LessonOptions opts = convert(raw, cmd, given);
+  attn::LessonOptions opts = convert(raw, cmd, given);
   attn::check_options_apply(*lesson, given);
+  if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.preset, lesson->name, raw.values, opts);
+
+  attn::cli::OutputOptions output;
+  output.precision = opts.precision;
+  output.shapes_only = opts.shapes_only;
+  output.dump_dir = raw.dump;
+  if (cmd.get_option("--format")->count()) output.format = raw.format;
+  output.command = command_line;
+  attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
   // half-way leaves stdout empty.
   attn::report::Report report;
   lesson->run(opts, report);
 
-  attn::cli::OutputOptions output;
-  output.precision = opts.precision;
-  output.shapes_only = opts.shapes_only;
   attn::cli::render(report, output);
   return 0;
 }
@@ -161,7 +201,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("attn ") + ATTN_VERSION);
   app.require_subcommand(0, 1);
 
-  app.add_subcommand("list", "List the lessons in teaching order");
+  bool list_presets_flag = false;
+  CLI::App* list = app.add_subcommand("list", "List the lessons in teaching order");
+  list->add_flag("--presets", list_presets_flag, "List the article presets instead");
 
   RawOptions raw;
   CLI::App* lesson = app.add_subcommand("lesson", "Run a lesson: attn lesson NAME [options]");
@@ -180,15 +222,25 @@ int main(int argc, char** argv) {
   lesson->add_option("--src", raw.src, "Source sentence to translate (RNN lessons)")->type_name("WORDS");
   lesson->add_option("--tgt", raw.tgt, "Target sentence, its translation (RNN lessons)")->type_name("WORDS");
   lesson->add_option("--hidden", raw.hidden, "Hidden width d_h of the RNNs (RNN lessons)")->type_name("INT");
+  lesson->add_option("--input", raw.input, "The lesson's x from a file: .npy (float32/64) or a text matrix")->type_name("FILE");
+  lesson->add_option("--weights", raw.weights, "W_query.npy, W_key.npy, W_value.npy, out_proj.npy (+ *_bias.npy) from DIR")->type_name("DIR");
+  lesson->add_option("--weights-layout", raw.weights_layout, "math: files are (in, out) as in Q = X W (default); torch: (out, in) as nn.Linear.weight")->type_name("math|torch");
+  lesson->add_option("--dump", raw.dump, "Write every tensor as .npy plus manifest.json into DIR (new or empty)")->type_name("DIR");
+  lesson->add_option("--format", raw.format, "text (default) or json: the manifest with values inline, on stdout")->type_name("text|json");
+  lesson->add_option("--preset", raw.preset, "An article's configuration (see attn list --presets)")->type_name("NAME");
+  lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
+  lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
 
   try {
     app.parse(argc, argv);
     int status = 0;
     if (app.got_subcommand("list")) {
-      status = list_lessons();
+      status = list_presets_flag ? list_presets() : list_lessons();
     } else if (app.got_subcommand("lesson")) {
-      status = run_lesson(raw, *lesson);
+      std::string command_line = "attn";
+      for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+      status = run_lesson(raw, *lesson, command_line);
     } else {
       std::cout << app.help();
     }

@@ -11,7 +11,14 @@ namespace attn::cli {
 struct OutputOptions {
   int precision = 4;
   bool shapes_only = false;
+  std::string dump_dir;        // --dump DIR: .npy files and manifest.json, "" for none
+  std::string format = "text"; // --format text|json
+  std::string command;         // the command line, recorded in manifests
 };
+
+// Refuses, before the lesson runs, output options that cannot work (an unknown --format, a
+// --dump target that exists and is not empty).
+void check_output(const OutputOptions& options);
 
 // Renders `report` to every requested sink. Everything that can be refused (a bad path, a
 // missing terminal) is checked before the first byte is written.

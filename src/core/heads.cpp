@@ -43,6 +43,17 @@ Ten3 merge_heads(const Ten4& x) {
   return out;
 }
 
+Ten4 repeat_kv_heads(const Ten4& x, std::size_t groups) {
+  if (groups == 0) throw std::invalid_argument("repeat_kv_heads: groups must be positive");
+  const std::size_t B = x.shape()[0], kv = x.shape()[1], block = x.shape()[2] * x.shape()[3];
+  Ten4 out = xt::empty<float>({B, kv * groups, x.shape()[2], x.shape()[3]});  // (B, kv * groups, T, d_k)
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t k = 0; k < kv; ++k)
+      for (std::size_t g = 0; g < groups; ++g)
+        std::copy_n(x.data() + (b * kv + k) * block, block, out.data() + (b * kv * groups + k * groups + g) * block);
+  return out;
+}
+
 Ten4 reshape_without_transpose(const Ten3& x, std::size_t h) {
   const std::size_t d_k = head_width(x, h, "reshape_without_transpose");
   Ten4 out = xt::empty<float>({x.shape()[0], h, x.shape()[1], d_k});  // (B, T, d_out) -> (B, h, T, d_k)

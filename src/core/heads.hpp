@@ -20,6 +20,11 @@ Ten4 swap_token_head_axes(const Ten4& x);
 // .contiguous().view(B, T, d_out): (B, T, h, d_k) -> (B, T, d_out)
 Ten3 merge_heads(const Ten4& x);
 
+// Grouped key/value heads: (B, kv, T, d_k) -> (B, kv * groups, T, d_k), each kv head repeated
+// `groups` times in a row (torch.repeat_interleave(k, groups, dim=1)), so query head i reads
+// key/value head i / groups.
+Ten4 repeat_kv_heads(const Ten4& x, std::size_t groups);
+
 // The mistake: .view(B, h, T, d_k) straight from (B, T, d_out), without the transpose.
 // Same numbers in the same memory order, read with the wrong axes: head i then holds
 // pieces of several tokens' rows.

@@ -145,6 +145,20 @@ struct Printer {
   }
 };
 
+// Which row label belongs to printed row `row`: labels name the T rows of every matrix, or, when
+// there are B*T of them, the T rows of each batch entry (a batch of different sentences).
+std::size_t row_label_index(const TensorItem& t, std::size_t row) {
+  const std::size_t T = t.shape[t.shape.size() - 2];
+  const std::size_t n = t.row_labels.size();
+  std::size_t rows = 1;  // printed rows in all: every axis but the last
+  for (std::size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
+  if (n == T * t.shape[0] && t.shape.size() >= 3 && n != T) {
+    const std::size_t per_batch = rows / t.shape[0];
+    return (row / per_batch) * T + row % T;
+  }
+  return row % n;
+}
+
 // Column labels above the values and "# row" comments after them (see the header).
 std::string add_labels(const std::string& body, const TensorItem& t, std::size_t width) {
   const std::size_t rank = t.shape.size();
@@ -172,7 +186,7 @@ std::string add_labels(const std::string& body, const TensorItem& t, std::size_t
     first = false;
     out += line;
     if (line.empty()) continue;  // the blank line between blocks of a 3-D or 4-D tensor
-    if (!t.row_labels.empty()) out += "  # " + t.row_labels[row % t.row_labels.size()];
+    if (!t.row_labels.empty()) out += "  # " + t.row_labels[row_label_index(t, row)];
     ++row;
   }
   return out;

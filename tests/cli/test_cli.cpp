@@ -108,7 +108,7 @@ TEST_CASE("bad values: one line on stderr naming the option, status 2, empty std
       {{"lesson", "causal", "--no-causal"}, "lesson 'causal' does not take --no-causal"},
       {{"lesson", "causal", "--bogus"}, "--bogus"},
       {{"lesson", "heads", "--seq-len", "5000", "--batch", "64"}, "--seq-len"},   // too large to hold
-      {{"lesson", "self-attention", "--d-in", "2000", "--d-out", "2000"}, "--d-in"},  // too large to print
+      {{"lesson", "self-attention", "--d-in", "5000", "--d-out", "5000"}, "--d-in"},  // too large to print
       {{"lesson"}, "lesson"},
       {{"lesson", "bottleneck", "--hidden", "0"}, "--hidden"},
       {{"lesson", "bahdanau", "--hidden", "100000"}, "--hidden"},
@@ -132,11 +132,11 @@ TEST_CASE("bad values: one line on stderr naming the option, status 2, empty std
 }
 
 TEST_CASE("--shapes-only lifts the printing limit but not the memory limit") {
-  const auto printed = attn_run({"lesson", "self-attention", "--d-in", "2000", "--d-out", "2000", "--shapes-only"});
+  const auto printed = attn_run({"lesson", "self-attention", "--d-in", "5000", "--d-out", "5000", "--shapes-only"});
   CHECK(printed.status == 0);
   CHECK(printed.err.empty());
   CHECK(printed.out.find("tensor(") == std::string::npos);
-  CHECK(printed.out.find("W_query (2000, 2000)") != std::string::npos);
+  CHECK(printed.out.find("W_query (5000, 5000)") != std::string::npos);
 
   const auto held = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only"});
   CHECK(held.status == 2);

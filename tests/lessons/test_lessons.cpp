@@ -188,8 +188,8 @@ TEST_CASE("sizes beyond the limits are refused before anything is computed") {
   opts.batch = 64;
   CHECK_THROWS_WITH_AS(run_lesson("heads", opts), doctest::Contains("too large to hold"), UsageError);
   LessonOptions wide;
-  wide.d_in = 2000;
-  wide.d_out = 2000;
+  wide.d_in = 5000;
+  wide.d_out = 5000;
   CHECK_THROWS_WITH_AS(run_lesson("self-attention", wide), doctest::Contains("too large to print"), UsageError);
   wide.shapes_only = true;
   CHECK_NOTHROW(run_lesson("self-attention", wide));

@@ -1,0 +1,194 @@
+#include "lessons/external.hpp"
+
+#include <xtensor/xmanipulation.hpp>
+
+namespace attn {
+namespace {
+
+std::string numbered(std::size_t i) { return "t" + std::to_string(i + 1); }
+
+// (rows, cols) of a loaded 2-D tensor, or a refusal naming the file.
+void require_rank(const ExternalTensor& t, std::size_t rank, const std::string& expected) {
+  if (t.shape.size() != rank)
+    throw UsageError(t.source + " has the wrong number of axes", t.source, expected, shape_str(t.shape));
+}
+
+const ExternalTensor* find_weight(const LessonOptions& opts, const std::string& name) {
+  const auto it = opts.weights.find(name);
+  return it == opts.weights.end() ? nullptr : &it->second;
+}
+
+// The weight as nn.Linear keeps it, (out, in), whatever the file's layout.
+Mat weight_out_in(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out) {
+  const ExternalTensor* t = find_weight(opts, name);
+  const std::string layout = opts.weights_torch_layout ? "(out, in)" : "(in, out)";
+  const Shape expected = opts.weights_torch_layout ? Shape{out, in} : Shape{in, out};
+  if (!t)
+    throw UsageError("--weights is missing " + name + ".npy", "--weights " + opts.weights_dir,
+                     name + ".npy of shape " + shape_str(expected) + " " + layout, "no such file");
+  if (t->shape != expected)
+    throw UsageError(name + ".npy has the wrong shape", t->source, shape_str(expected) + " " + layout,
+                     shape_str(t->shape));
+  Mat w = xt::empty<float>({out, in});  // (out, in)
+  for (std::size_t o = 0; o < out; ++o)
+    for (std::size_t i = 0; i < in; ++i)
+      w(o, i) = opts.weights_torch_layout ? t->values[o * in + i] : t->values[i * out + o];
+  return w;
+}
+
+}  // namespace
+
+LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
+                         bool always_batched) {
+  LessonInput in;
+  if (opts.input) {
+    const ExternalTensor& t = *opts.input;
+    if (t.shape.size() != 2 && t.shape.size() != 3)
+      throw UsageError("--input must be a matrix (T, d_in) or a batch (B, T, d_in)", t.source,
+                       "(T, d_in) or (B, T, d_in)", shape_str(t.shape));
+    const bool has_batch = t.shape.size() == 3;
+    const std::size_t file_B = has_batch ? t.shape[0] : 1;
+    in.T = t.shape[has_batch ? 1 : 0];
+    in.d_in = t.shape[has_batch ? 2 : 1];
+    if (in.T == 0 || in.d_in == 0 || file_B == 0)
+      throw UsageError("--input holds no values", t.source, "at least one token of width 1", shape_str(t.shape));
+    if (opts.d_in && *opts.d_in != in.d_in)
+      throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(in.d_in) + " (from " + t.source + ")",
+                       std::to_string(*opts.d_in));
+    if (opts.seq_len && *opts.seq_len != in.T)
+      throw UsageError("--seq-len disagrees with --input", "--seq-len", std::to_string(in.T) + " (from " + t.source + ")",
+                       std::to_string(*opts.seq_len));
+    if (has_batch && opts.batch && *opts.batch != file_B)
+      throw UsageError("--batch disagrees with --input", "--batch", std::to_string(file_B) + " (from " + t.source + ")",
+                       std::to_string(*opts.batch));
+    if (opts.tokens && opts.tokens->size() != in.T)
+      throw UsageError("--tokens does not label every row of --input", "--tokens",
+                       std::to_string(in.T) + " words", std::to_string(opts.tokens->size()));
+    in.B = has_batch ? file_B : size_option(opts.batch, default_B, "--batch");
+    check_size("x", {in.B, in.T, in.d_in}, opts.shapes_only, "--input, --batch");
+    Mat one = xt::empty<float>({in.T, in.d_in});  // (T, d_in)
+    if (has_batch) {
+      in.x = xt::empty<float>({in.B, in.T, in.d_in});  // (B, T, d_in)
+      std::copy(t.values.begin(), t.values.end(), in.x.begin());
+    } else {
+      std::copy(t.values.begin(), t.values.end(), one.begin());
+      in.x = stack_batch(one, in.B);  // (B, T, d_in)
+    }
+    for (std::size_t i = 0; i < in.T; ++i) in.rows.push_back(opts.tokens ? (*opts.tokens)[i] : numbered(i));
+    in.cols = in.rows;
+    in.origin = "x comes from " + t.source + ", shape " + shape_str(t.shape) + ".";
+    in.batched = always_batched || has_batch || opts.batch.has_value();
+    return in;
+  }
+  if (!opts.more_sentences.empty()) {
+    // Several sentences: one batch entry each, each with its own labels.
+    std::vector<std::vector<std::string>> sentences = {opts.tokens.value_or(std::vector<std::string>{})};
+    for (const auto& s : opts.more_sentences) sentences.push_back(s);
+    in.B = sentences.size();
+    in.T = sentences[0].size();
+    in.d_in = size_option(opts.d_in, default_d_in, "--d-in");
+    for (const auto& s : sentences)
+      if (s.size() != in.T)
+        throw UsageError("every --tokens sentence needs the same number of words", "--tokens",
+                         std::to_string(in.T) + " words each", std::to_string(s.size()));
+    if (opts.batch && *opts.batch != in.B)
+      throw UsageError("--batch disagrees with the number of --tokens sentences", "--batch",
+                       std::to_string(in.B) + " (one per sentence)", std::to_string(*opts.batch));
+    if (opts.seq_len && *opts.seq_len != in.T)
+      throw UsageError("--seq-len disagrees with the number of --tokens", "--seq-len",
+                       std::to_string(in.T) + " (one per token)", std::to_string(*opts.seq_len));
+    check_size("x", {in.B, in.T, in.d_in}, opts.shapes_only, "--tokens, --d-in");
+    in.x = xt::empty<float>({in.B, in.T, in.d_in});  // (B, T, d_in)
+    for (std::size_t b = 0; b < in.B; ++b) {
+      const TokenInput one = embed_tokens(sentences[b], in.d_in, true);
+      std::copy(one.x.begin(), one.x.end(), in.x.begin() + b * in.T * in.d_in);
+      for (const auto& w : sentences[b]) in.rows.push_back(w);
+      in.origin += (b ? " " : "") + std::string("Sentence ") + std::to_string(b + 1) + ": " + one.origin;
+    }
+    in.batched = true;
+    return in;
+  }
+  in.d_in = size_option(opts.d_in, default_d_in, "--d-in");
+  in.B = size_option(opts.batch, default_B, "--batch");
+  const TokenInput words = token_input(opts, in.d_in);
+  in.T = words.tokens.size();
+  in.x = stack_batch(words.x, in.B);  // (B, T, d_in)
+  in.rows = words.tokens;
+  in.cols = words.tokens;
+  in.origin = words.origin;
+  in.batched = always_batched || opts.batch.has_value();
+  return in;
+}
+
+std::optional<std::size_t> weights_out_width(const LessonOptions& opts, const std::string& name) {
+  const ExternalTensor* t = find_weight(opts, name);
+  if (!t) return std::nullopt;
+  require_rank(*t, 2, opts.weights_torch_layout ? "(out, in)" : "(in, out)");
+  return t->shape[opts.weights_torch_layout ? 0 : 1];
+}
+
+Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
+                      bool bias, TorchGenerator& gen) {
+  if (opts.weights.empty()) return make_linear(gen, in, out, bias);
+  Linear layer;
+  layer.weight = weight_out_in(opts, name, in, out);  // (out, in)
+  if (const ExternalTensor* b = find_weight(opts, name + "_bias")) {
+    if (b->shape != Shape{out})
+      throw UsageError(name + "_bias.npy has the wrong shape", b->source, shape_str(Shape{out}), shape_str(b->shape));
+    layer.bias = xt::empty<float>({out});  // (out,)
+    std::copy(b->values.begin(), b->values.end(), layer.bias.begin());
+  }
+  return layer;
+}
+
+Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
+                   TorchGenerator& gen) {
+  if (opts.weights.empty()) return gen.rand(in, out);  // (in, out)
+  return xt::transpose(weight_out_in(opts, name, in, out));  // (out, in) -> (in, out)
+}
+
+SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed) {
+  LessonInput in = lesson_input(opts, 3, 1, false);
+  const std::size_t d_out_file = weights_out_width(opts, "W_query").value_or(0);
+  if (opts.d_out && d_out_file && *opts.d_out != d_out_file)
+    throw UsageError("--d-out disagrees with --weights", "--d-out", std::to_string(d_out_file) + " (from W_query.npy)",
+                     std::to_string(*opts.d_out));
+  const std::size_t d_out = d_out_file ? d_out_file : size_option(opts.d_out, 2, "--d-out");
+  check_size("attn_scores", {in.B, in.T, in.T}, opts.shapes_only, "--batch, --seq-len");
+  check_size("each projection weight", {in.d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
+  check_size("queries", {in.B, in.T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
+  const std::size_t B = in.B, T = in.T, d_in = in.d_in;
+  const bool batched = in.batched;
+  return {opts.seed.value_or(default_seed), d_in, d_out, B, T, BatchView(batched), std::move(in), opts.preset};
+}
+
+std::vector<std::string> SingleHeadSetup::setting() const {
+  std::vector<std::string> s = {"seed " + std::to_string(seed), "tokens " + std::to_string(T),
+                                "d_in " + std::to_string(d_in), "d_out " + std::to_string(d_out),
+                                "batch " + std::to_string(B)};
+  if (!preset.empty()) s.push_back("preset " + preset);
+  return s;
+}
+
+report::Stage& inputs_stage(report::Report& out, const BatchView& view, const LessonInput& input,
+                            const std::string& title, const std::string& equation) {
+  auto& s = out.stage(title, equation);
+  view.show(s, "x", input.x, input.rows);
+  s.note(input.origin);
+  if (view.batched())
+    s.note("The batch axis is real: every step below runs on the whole batch (B = " +
+           std::to_string(input.B) + ") at once." +
+           (input.cols.empty() || input.B == 1 ? ""
+                               : " Like the book's torch.stack((inputs, inputs)), the batch repeats the same "
+                                 "sentence."));
+  return s;
+}
+
+std::string weights_origin(const LessonOptions& opts) {
+  if (opts.weights.empty()) return "";
+  return std::string("The weights come from --weights ") + opts.weights_dir + " (files in " +
+         (opts.weights_torch_layout ? "PyTorch's (out, in) layout" : "the math's (in, out) layout") +
+         "), not from the seed.";
+}
+
+}  // namespace attn

@@ -1,0 +1,67 @@
+// Tensors a learner hands in: the lesson's input x (--input, or a preset's literal values) and
+// the projection weights (--weights DIR). Each falls back to what the lesson draws itself.
+//
+// Legend: B batch, T tokens, d_in input width, in/out a layer's widths.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/generator.hpp"
+#include "core/linear.hpp"
+#include "lessons/inputs.hpp"
+#include "lessons/options.hpp"
+
+namespace attn {
+
+// x and its labels, from wherever the options say.
+struct LessonInput {
+  Ten3 x;                   // (B, T, d_in)
+  report::Labels rows;      // labels for the T rows, or B*T when each batch entry is another sentence
+  report::Labels cols;      // labels for T columns, empty when the batch entries differ
+  std::string origin;       // where x came from, for the learner
+  bool batched = false;     // show the batch axis
+  std::size_t B = 1, T = 0, d_in = 0;
+};
+
+// --input (sizes from the file; a disagreeing --d-in, --seq-len or --batch is refused),
+// several --tokens sentences (one batch entry each), or the tokens and their embeddings
+// (lessons/inputs.hpp), stacked to `default_B` copies unless --batch says otherwise.
+LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
+                         bool always_batched);
+
+// The output width a --weights file implies for layer `name` (d_out of W_query, say), if given.
+std::optional<std::size_t> weights_out_width(const LessonOptions& opts, const std::string& name);
+
+// nn.Linear(in, out, bias) from --weights when given (the bias when its file exists), otherwise
+// drawn from `gen` like PyTorch.
+Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
+                      bool bias, TorchGenerator& gen);
+
+// A plain (in, out) matrix, as the book's torch.rand(d_in, d_out) parameters of 3.4.
+Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
+                   TorchGenerator& gen);
+
+// The sizes and input the single-head lessons (self-attention, causal) start from.
+struct SingleHeadSetup {
+  std::uint64_t seed;
+  std::size_t d_in, d_out, B, T;
+  BatchView view;  // batched when --batch was given or the input has a batch axis
+  LessonInput in;  // x (B, T, d_in) and its labels
+  std::string preset;  // the --preset applied, or ""
+  std::vector<std::string> setting() const;  // the header's "seed 789", "tokens 6", ...
+};
+
+// Sizes from the options (the book's d_in 3, d_out 2, batch 1 by default; from --input and
+// --weights when given), refused when the tensors they imply are too large.
+SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed);
+
+// Stage 1 of every token lesson: x with its tokens, where it came from, and how a batch is made.
+report::Stage& inputs_stage(report::Report& out, const BatchView& view, const LessonInput& input,
+                            const std::string& title = "Inputs: one embedding per token",
+                            const std::string& equation = "x = embed(tokens)");
+
+// "W_query, W_key, W_value come from --weights DIR (layout ...)" for the weights stage, or "".
+std::string weights_origin(const LessonOptions& opts);
+
+}  // namespace attn

@@ -1,0 +1,58 @@
+#include "cli/external_io.hpp"
+
+#include <filesystem>
+
+#include "io/npy.hpp"
+#include "io/text_matrix.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attn::cli {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+ExternalTensor as_external(const NpyArray& a, const std::string& source) {
+  return ExternalTensor{source, a.shape, a.values};
+}
+
+}  // namespace
+
+ExternalTensor load_input(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UsageError("cannot read --input", "--input", "an .npy or text matrix file", "'" + path + "' (no such file)");
+  try {
+    if (ends_with(path, ".npy")) return as_external(read_npy(path), "--input " + path);
+    if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt"))
+      return as_external(read_text_matrix(path), "--input " + path);
+  } catch (const NpyError& e) {
+    throw UsageError(std::string("cannot read --input: ") + e.what());
+  }
+  throw UsageError("--input has an unknown file type", "--input", ".npy, .csv, .tsv or .txt", "'" + path + "'");
+}
+
+void load_weights(const std::string& dir, LessonOptions& opts) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UsageError("cannot read --weights", "--weights", "a directory of .npy files", "'" + dir + "' (not a directory)");
+  opts.weights_dir = dir;
+  for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"})
+    for (const std::string suffix : {"", "_bias"}) {
+      const std::string name = std::string(layer) + suffix;
+      const fs::path file = fs::path(dir) / (name + ".npy");
+      if (!fs::exists(file, ec)) continue;
+      try {
+        opts.weights[name] = as_external(read_npy(file.string()), "--weights " + file.string());
+      } catch (const NpyError& e) {
+        throw UsageError(std::string("cannot read --weights: ") + e.what());
+      }
+    }
+  if (opts.weights.empty())
+    throw UsageError("--weights holds none of the expected files", "--weights " + dir,
+                     "W_query.npy, W_key.npy, W_value.npy (out_proj.npy, *_bias.npy)", "none");
+}
+
+}  // namespace attn::cli

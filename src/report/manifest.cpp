@@ -1,0 +1,143 @@
+#include "report/manifest.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace attn::report {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+std::string sanitize(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (ok) out += c;
+    else if (!out.empty() && out.back() != '_') out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "tensor" : out;
+}
+
+std::string number(float v) {
+  if (std::isnan(v)) return "\"nan\"";
+  if (std::isinf(v)) return v < 0 ? "\"-inf\"" : "\"inf\"";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));  // enough digits to read back the same float
+  return buf;
+}
+
+// Nested lists in row-major order: [[1, 2], [3, 4]].
+void nested(const TensorItem& t, std::size_t dim, std::size_t& pos, std::string& out) {
+  if (t.shape.empty()) {
+    out += number(t.values.at(0));
+    return;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < t.shape[dim]; ++i) {
+    if (i) out += ", ";
+    if (dim + 1 == t.shape.size()) out += number(t.values[pos++]);
+    else nested(t, dim + 1, pos, out);
+  }
+  out += ']';
+}
+
+std::string shape_json(const Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string list_json(const std::vector<std::string>& items) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + json_string(items[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string tensor_file_name(const Stage& stage, std::size_t item_index) {
+  std::map<std::string, int> seen;
+  std::string result;
+  for (std::size_t i = 0; i <= item_index && i < stage.items.size(); ++i) {
+    const auto* t = std::get_if<TensorItem>(&stage.items[i]);
+    if (!t) continue;
+    const std::string base = sanitize(t->name);
+    const int n = ++seen[base];
+    result = base + (n > 1 ? "_" + std::to_string(n) : "");
+  }
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "s%02zu_", stage.index);
+  return prefix + result + ".npy";
+}
+
+std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
+                          bool inline_values) {
+  std::string j = "{\n";
+  j += "  \"format\": \"attn-manifest-1\",\n";
+  j += "  \"lesson\": " + json_string(header.lesson) + ",\n";
+  j += "  \"title\": " + json_string(header.title) + ",\n";
+  j += "  \"follows\": " + json_string(header.follows) + ",\n";
+  j += "  \"command\": " + json_string(command) + ",\n";
+  j += "  \"setting\": " + list_json(header.setting) + ",\n";
+  j += "  \"reproduce\": " + list_json(header.reproduce) + ",\n";
+  j += "  \"stages\": [";
+  for (std::size_t si = 0; si < stages.size(); ++si) {
+    const Stage& s = stages[si];
+    j += si ? ",\n" : "\n";
+    j += "    {\"index\": " + std::to_string(s.index) + ", \"title\": " + json_string(s.title) +
+         ", \"equation\": " + json_string(s.equation) + ",\n     \"inputs\": [";
+    for (std::size_t i = 0; i < s.inputs.size(); ++i)
+      j += std::string(i ? ", " : "") + "{\"name\": " + json_string(s.inputs[i].name) +
+           ", \"shape\": " + shape_json(s.inputs[i].shape) + "}";
+    j += "],\n     \"tensors\": [";
+    bool first = true;
+    std::vector<std::string> checks;
+    for (std::size_t i = 0; i < s.items.size(); ++i) {
+      if (const auto* c = std::get_if<CheckItem>(&s.items[i])) checks.push_back(c->text);
+      const auto* t = std::get_if<TensorItem>(&s.items[i]);
+      if (!t) continue;
+      j += first ? "\n" : ",\n";
+      first = false;
+      j += "       {\"name\": " + json_string(t->name) + ", \"shape\": " + shape_json(t->shape);
+      if (t->attention) j += ", \"attention\": true";
+      if (inline_values) {
+        std::size_t pos = 0;
+        std::string values;
+        nested(*t, 0, pos, values);
+        j += ", \"values\": " + values;
+      } else {
+        j += ", \"file\": " + json_string(tensor_file_name(s, i));
+      }
+      j += "}";
+    }
+    j += first ? "]" : "\n     ]";
+    j += ",\n     \"checks\": " + list_json(checks) + "}";
+  }
+  j += "\n  ]\n}\n";
+  return j;
+}
+
+}  // namespace attn::report

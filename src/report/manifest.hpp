@@ -1,0 +1,25 @@
+// The machine-readable description of a lesson run: the lesson, the command, and for each stage
+// its index, title, equation and tensors. `--dump DIR` writes it as manifest.json beside one
+// .npy file per tensor; `--format json` prints it with the values inline.
+#pragma once
+
+#include <string>
+
+#include "report/stage.hpp"
+
+namespace attn::report {
+
+// The stable file name of a tensor in a dump: "s07_attn_weights.npy" (stage 7). Characters
+// other than letters, digits and '_' become '_', runs of them collapse, and a name that occurs
+// twice in one stage gets "_2", "_3", ....
+std::string tensor_file_name(const Stage& stage, std::size_t item_index);
+
+// JSON text. With values, each tensor carries "values" as nested lists (non-finite values as the
+// strings "nan", "inf", "-inf", which numpy.array(..., dtype=float) reads back); without, a "file".
+std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
+                          bool inline_values);
+
+// A string as a JSON string literal, quotes included.
+std::string json_string(const std::string& s);
+
+}  // namespace attn::report
