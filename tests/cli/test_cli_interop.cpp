@@ -1,0 +1,214 @@
+// Tensors in and out through the binary: --dump writes every tensor and a manifest whose files
+// load back to the same bytes --format json prints; --input and --weights refuse broken files
+// with one line naming the file; a refused dump leaves nothing behind.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/npy.hpp"
+#include "process.hpp"
+
+namespace fs = std::filesystem;
+using attn::testing::run;
+
+namespace {
+
+const std::string kAttn = ATTN_BINARY;
+
+attn::testing::Result attn_run(std::vector<std::string> args) {
+  args.insert(args.begin(), kAttn);
+  return run(args);
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/attn-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out << bytes;
+}
+
+// Every "file": "..." in a manifest, in order.
+std::vector<std::string> manifest_files(const std::string& json) {
+  std::vector<std::string> files;
+  const std::string key = "\"file\": \"";
+  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const auto start = at + key.size();
+    files.push_back(json.substr(start, json.find('"', start) - start));
+  }
+  return files;
+}
+
+// The flat values that follow `"name": "<name>", "shape": [...], "values": ` in JSON output.
+std::vector<double> json_values(const std::string& json, const std::string& name) {
+  const auto at = json.find("{\"name\": \"" + name + "\"");
+  REQUIRE(at != std::string::npos);
+  auto pos = json.find("\"values\": ", at);
+  REQUIRE(pos != std::string::npos);
+  pos += std::strlen("\"values\": ");
+  std::vector<double> values;
+  int depth = 0;
+  do {
+    const char c = json[pos];
+    if (c == '[') ++depth, ++pos;
+    else if (c == ']') --depth, ++pos;
+    else if (c == ',' || c == ' ') ++pos;
+    else if (c == '"') {  // "nan", "inf", "-inf"
+      const auto end = json.find('"', pos + 1);
+      values.push_back(std::strtod(json.substr(pos + 1, end - pos - 1).c_str(), nullptr));
+      pos = end + 1;
+    } else {
+      char* end = nullptr;
+      values.push_back(std::strtod(json.c_str() + pos, &end));
+      pos = static_cast<std::size_t>(end - json.c_str());
+    }
+  } while (depth > 0);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("--dump writes every shown tensor and a manifest; the files load back to the printed JSON values") {
+  TempDir tmp;
+  const fs::path dump = tmp.path / "causal";
+  const auto r = attn_run({"lesson", "causal", "--dump", dump.string()});
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("[1/10]") != std::string::npos);  // the text still goes to stdout
+  const std::string manifest = read_file(dump / "manifest.json");
+  CHECK(manifest.find("\"format\": \"attn-manifest-1\"") != std::string::npos);
+  CHECK(manifest.find("\"lesson\": \"causal\"") != std::string::npos);
+  CHECK(manifest.find("\"command\": \"attn lesson causal --dump") != std::string::npos);
+  CHECK(manifest.find("\"title\": \"The causal mask\"") != std::string::npos);
+  const auto files = manifest_files(manifest);
+  REQUIRE(files.size() >= 15);
+  std::size_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(dump)) on_disk += e.path().extension() == ".npy";
+  CHECK(on_disk == files.size());  // one file per tensor, nothing else
+  for (const auto& f : files) {
+    CAPTURE(f);
+    CHECK(fs::exists(dump / f));
+    CHECK_NOTHROW(attn::read_npy((dump / f).string()));
+  }
+  CHECK(std::find(files.begin(), files.end(), "s06_attn_weights.npy") != files.end());
+  CHECK(std::find(files.begin(), files.end(), "s02_W_query_weight.npy") != files.end());
+
+  // Round trip: the dumped bytes hold exactly the values --format json prints.
+  const auto json = attn_run({"lesson", "causal", "--format", "json"});
+  REQUIRE(json.status == 0);
+  CHECK(json.out.find("tensor(") == std::string::npos);  // JSON only
+  for (const auto& [name, file] : std::vector<std::pair<std::string, std::string>>{
+           {"attn_weights", "s06_attn_weights.npy"}, {"masked", "s05_masked.npy"}, {"x", "s01_x.npy"}}) {
+    CAPTURE(name);
+    const auto from_json = json_values(json.out, name);
+    const attn::NpyArray from_npy = attn::read_npy((dump / file).string());
+    REQUIRE(from_json.size() == from_npy.values.size());
+    for (std::size_t i = 0; i < from_json.size(); ++i) {
+      const float a = static_cast<float>(from_json[i]), b = from_npy.values[i];
+      CHECK((std::memcmp(&a, &b, sizeof a) == 0));  // same bits, -inf included
+    }
+  }
+}
+
+TEST_CASE("--dump refuses a target it would overwrite, and leaves nothing behind") {
+  TempDir tmp;
+  write_file(tmp.path / "keep.txt", "mine");
+  const auto busy = attn_run({"lesson", "causal", "--dump", tmp.path.string()});
+  CHECK(busy.status == 2);
+  CHECK(busy.out.empty());
+  CHECK(busy.err.find("exists and is not empty") != std::string::npos);
+  CHECK(read_file(tmp.path / "keep.txt") == "mine");
+
+  const auto orphan = attn_run({"lesson", "causal", "--dump", (tmp.path / "no" / "such" / "dir").string()});
+  CHECK(orphan.status == 2);
+  CHECK(orphan.err.find("does not exist") != std::string::npos);
+
+  // A bad option after --dump: the lesson is refused before anything is written.
+  const auto refused = attn_run({"lesson", "heads", "--heads", "3", "--dump", (tmp.path / "d").string()});
+  CHECK(refused.status == 2);
+  CHECK_FALSE(fs::exists(tmp.path / "d"));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path)) ++entries;
+  CHECK(entries == 1);  // keep.txt only: no temporary directory left over
+}
+
+TEST_CASE("--input: .npy and text files set the sizes; broken files are refused in one line") {
+  TempDir tmp;
+  const float values[] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f};
+  const std::string good = attn::encode_npy({4, 2}, values);
+  write_file(tmp.path / "x.npy", good);
+  const auto r = attn_run({"lesson", "causal", "--input", (tmp.path / "x.npy").string(), "--shapes-only"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find("x (4, 2)") != std::string::npos);
+  CHECK(r.out.find("attn_scores (4, 4)") != std::string::npos);
+
+  write_file(tmp.path / "x.csv", "0.1, 0.2, 0.3\n0.4, 0.5, 0.6\n");
+  const auto csv = attn_run({"lesson", "self-attention", "--input", (tmp.path / "x.csv").string(), "--tokens", "hello world"});
+  CHECK(csv.status == 0);
+  CHECK(csv.out.find("# world") != std::string::npos);
+
+  write_file(tmp.path / "short.npy", good.substr(0, good.size() - 4));
+  write_file(tmp.path / "ints.npy", std::string(good).replace(good.find("<f4"), 3, "<i4"));
+  write_file(tmp.path / "ragged.csv", "1 2\n3\n");
+  write_file(tmp.path / "x.json", "[[1, 2]]");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--input", (tmp.path / "short.npy").string()}, "needs 32"},
+      {{"--input", (tmp.path / "ints.npy").string()}, "'<i4' is not supported"},
+      {{"--input", (tmp.path / "ragged.csv").string()}, "line 2 has 1 values"},
+      {{"--input", (tmp.path / "x.json").string()}, ".npy, .csv, .tsv or .txt"},
+      {{"--input", (tmp.path / "missing.npy").string()}, "no such file"},
+      {{"--input", (tmp.path / "x.npy").string(), "--d-in", "3"}, "--d-in disagrees with --input"},
+      {{"--weights", (tmp.path / "nowhere").string()}, "not a directory"},
+      {{"--weights", tmp.path.string()}, "W_query.npy, W_key.npy, W_value.npy"},
+      {{"--weights-layout", "torch"}, "--weights-layout needs --weights"},
+      {{"--format", "yaml"}, "text or json"},
+      {{"--preset", "llama"}, "does not configure lesson 'causal'"},
+      {{"--kv-heads", "1"}, "does not take --kv-heads"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"lesson", "causal"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CAPTURE(c.says);
+    const auto bad = attn_run(args);
+    CHECK(bad.status == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.rfind("attn: error: ", 0) == 0);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+    CHECK(bad.err.find(c.says) != std::string::npos);
+  }
+}
+
+TEST_CASE("attn list --presets, and a preset's run") {
+  const auto list = attn_run({"list", "--presets"});
+  CHECK(list.status == 0);
+  for (const char* p : {"raschka", "phillips", "rakesh", "llama"}) CHECK(list.out.find(p) != std::string::npos);
+  const auto llama = attn_run({"lesson", "heads", "--preset", "llama"});
+  CHECK(llama.status == 0);
+  CHECK(llama.out.find("attn_weights (1, 24, 9, 9)") != std::string::npos);
+  CHECK(llama.out.find("tensor(") == std::string::npos);  // shapes only by default
+  CHECK(llama.out.find("NOT Llama's") != std::string::npos);
+}
