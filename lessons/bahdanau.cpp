@@ -146,6 +146,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     std::string seeds;
     for (const auto* words : {&src, &tgt})
       for (const auto& w : *words) {
+        if (words == &src && opts.input) continue;  // the source vectors came from --input
         const std::string word = lower(w);
         if (std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
         seen.push_back(word);
@@ -155,6 +156,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     s.note("Each word's vector is torch.manual_seed(seed); torch.rand(" + din +
            ") with seed = fnv1a32(lowercased word), so a repeated word repeats its vector. Seeds: " +
            seeds + ".");
+    if (opts.input) s.note(set.src.origin);
     s.note(kUntrainedNote);
   }
 

@@ -76,6 +76,7 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("A sentence and its translation, as vectors", "x_j = embed(source word j);  y_i = embed(target word i)");
     s.show("x", set.src.x, src).show("y", set.tgt.x, tgt);
     s.note(set.src.origin);
+    s.note("Target words: " + set.tgt.origin);
     s.note(kUntrainedNote);
   }
 

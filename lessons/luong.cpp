@@ -172,9 +172,9 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     s.show("x", x, src).show("y", y, tgt).show("y_0", y_0);
     s.note(kUntrainedNote);
     s.note("Every word has its own vector, the same each time (a repeated word repeats it): "
-           "torch.manual_seed(fnv1a32(word.lower())); torch.rand(" + num(d_in) + "). Seeds for the source: " +
-           seed_list(src) + "; for the target: " + seed_list(tgt) + "; for <s>: " +
-           std::to_string(word_seed("<s>")) + ".");
+           "torch.manual_seed(fnv1a32(word.lower())); torch.rand(" + num(d_in) + "). " +
+           (opts.input ? set.src.origin + " Seeds" : "Seeds for the source: " + seed_list(src) + "; seeds") +
+           " for the target: " + seed_list(tgt) + "; for <s>: " + std::to_string(word_seed("<s>")) + ".");
   }
 
   const Mat h_enc = rnn_forward(w.encoder, x);  // (S, d_in) -> (S, d_h)

@@ -8,8 +8,36 @@ const char* const kUntrainedNote =
     "not as meaning. The decoder is fed the reference translation one word at a time (teacher "
     "forcing), as in training.";
 
+namespace {
+
+// --input as the source sentence's embeddings: (S, d_in), labelled by --src when it has S words.
+TokenInput source_from_file(const LessonOptions& opts) {
+  const ExternalTensor& t = *opts.input;
+  if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
+    throw UsageError("--input must hold the source embeddings (S, d_in)", t.source, "(S, d_in)", shape_str(t.shape));
+  const std::size_t S = t.shape[0], d_in = t.shape[1];
+  if (opts.d_in && *opts.d_in != d_in)
+    throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(d_in) + " (from " + t.source + ")",
+                     std::to_string(*opts.d_in));
+  if (opts.src && opts.src->size() != S)
+    throw UsageError("--src does not label every row of --input", "--src", std::to_string(S) + " words",
+                     std::to_string(opts.src->size()));
+  if (S > kMaxSentence)
+    throw UsageError("--input has too many rows to print", t.source, "at most " + std::to_string(kMaxSentence) + " words",
+                     std::to_string(S));
+  TokenInput in;
+  for (std::size_t j = 0; j < S; ++j) in.tokens.push_back(opts.src ? (*opts.src)[j] : "x" + std::to_string(j + 1));
+  in.x = xt::empty<float>({S, d_in});  // (S, d_in)
+  std::copy(t.values.begin(), t.values.end(), in.x.begin());
+  in.origin = "The source embeddings come from " + t.source + ", shape " + shape_str(t.shape) + ".";
+  return in;
+}
+
+}  // namespace
+
 Seq2SeqSetup seq2seq_setup(const LessonOptions& opts, std::uint64_t default_seed) {
-  const std::size_t d_in = size_option(opts.d_in, 4, "--d-in");
+  const std::size_t d_in = opts.input && opts.input->shape.size() == 2 ? opts.input->shape[1]
+                                                                         : size_option(opts.d_in, 4, "--d-in");
   const std::size_t d_h = opts.hidden.value_or(8);
   if (d_h == 0) throw UsageError("--hidden must be positive", "--hidden", "1.." + std::to_string(kMaxHidden), "0");
   if (d_h > kMaxHidden)
@@ -27,8 +55,9 @@ Seq2SeqSetup seq2seq_setup(const LessonOptions& opts, std::uint64_t default_seed
       throw UsageError(std::string(flag) + " is too long to print", flag, "at most " + std::to_string(kMaxSentence) + " words",
                        std::to_string(words->size()));
   }
-  return {opts.seed.value_or(default_seed), d_in, d_h, embed_tokens(src, d_in, false),
-          embed_tokens(tgt, d_in, false), embed_tokens({"<s>"}, d_in, false)};
+  return {opts.seed.value_or(default_seed), d_in, d_h,
+          opts.input ? source_from_file(opts) : embed_tokens(src, d_in, false), embed_tokens(tgt, d_in, false),
+          embed_tokens({"<s>"}, d_in, false)};
 }
 
 std::vector<std::string> Seq2SeqSetup::setting() const {

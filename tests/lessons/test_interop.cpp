@@ -230,3 +230,26 @@ TEST_CASE("presets give each article's shapes") {
                          UsageError);
   }
 }
+
+TEST_CASE("--input gives the RNN lessons their source embeddings (S, d_in)") {
+  LessonOptions o;
+  o.input = ExternalTensor{"--input src.txt", {3, 4}, std::vector<float>(12, 0.25f)};
+  for (const char* lesson : {"bottleneck", "bahdanau", "luong"}) {
+    CAPTURE(lesson);
+    const auto r = run_lesson(lesson, o);
+    const auto& x = tensor(r, "x");
+    CHECK(x.shape == Shape{3, 4});
+    CHECK(x.row_labels == report::Labels{"x1", "x2", "x3"});
+    CHECK(x.values[11] == 0.25f);
+  }
+  LessonOptions labelled = o;
+  labelled.src = std::vector<std::string>{"un", "deux", "trois"};
+  CHECK(tensor(run_lesson("luong", labelled), "x").row_labels.at(1) == "deux");
+  LessonOptions wrong = o;
+  wrong.src = std::vector<std::string>{"un", "deux"};
+  CHECK_THROWS_WITH_AS(run_lesson("bahdanau", wrong), doctest::Contains("--src does not label every row of --input"),
+                       UsageError);
+  LessonOptions batch = o;
+  batch.input = ExternalTensor{"--input b.npy", {2, 3, 4}, std::vector<float>(24, 0.0f)};
+  CHECK_THROWS_WITH_AS(run_lesson("bottleneck", batch), doctest::Contains("(S, d_in) vs (2, 3, 4)"), UsageError);
+}
