@@ -4,7 +4,8 @@
 # through sudo for a normal user.
 set -euo pipefail
 
-packages=(cmake make g++ libxtensor-dev libxtensor-blas-dev libopenblas-dev libcli11-dev doctest-dev xtl-dev)
+# libexpat1-dev: the tests parse every SVG picture with expat (tests/xml_check.hpp).
+packages=(cmake make g++ libxtensor-dev libxtensor-blas-dev libopenblas-dev libcli11-dev doctest-dev xtl-dev libexpat1-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
 #include "cli/render.hpp"
 #include "lessons/presets.hpp"
@@ -63,6 +64,8 @@ struct RawOptions {  // every option as typed, so the messages can quote it
   std::string input, weights, weights_layout, dump, format, preset, kv_heads;
   bool values = false;
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
+  std::string color, svg;  // pictures: --color, --svg
+  bool step = false;
 };
 
 attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, std::set<std::string>& given) {
@@ -117,6 +120,8 @@ std::string parse_error_text(const CLI::ParseError& e) {
   const std::string what = e.what();
   if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("name") != std::string::npos)
     return "missing lesson name (lesson: a name from 'attn list' vs nothing)";
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("exercise") != std::string::npos)
+    return "missing exercise name (exercise: a name from 'attn exercises' vs nothing)";
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
     const std::string flag = what.substr(0, what.find(':'));
     return flag + " needs a value (" + flag + ": a value vs nothing)";
@@ -176,6 +181,10 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   output.dump_dir = raw.dump;
   if (cmd.get_option("--format")->count()) output.format = raw.format;
   output.command = command_line;
+  output.step = raw.step;
+  if (cmd.get_option("--color")->count()) output.color = raw.color;
+  output.svg = cmd.get_option("--svg")->count() > 0;
+  output.svg_dir = raw.svg;
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -228,9 +237,20 @@ int main(int argc, char** argv) {
   lesson->add_option("--dump", raw.dump, "Write every tensor as .npy plus manifest.json into DIR (new or empty)")->type_name("DIR");
   lesson->add_option("--format", raw.format, "text (default) or json: the manifest with values inline, on stdout")->type_name("text|json");
   lesson->add_option("--preset", raw.preset, "An article's configuration (see attn list --presets)")->type_name("NAME");
+  lesson->add_flag("--step", raw.step, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)");
+  lesson->add_option("--color", raw.color, "Colour the heatmaps: auto (a terminal without NO_COLOR), always, never")->type_name("auto|always|never");
+  lesson->add_option("--svg", raw.svg, "Write each attention matrix as an SVG heatmap into DIR (created if missing)")->type_name("DIR");
   lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
   lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
+
+  // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.
+  std::string exercise;
+  app.add_subcommand("exercises", "List the exercises: what to edit, and which pass now");
+  CLI::App* check = app.add_subcommand("check", "Build one exercise and run its checks: attn check NAME");
+  check->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
+  hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
 
   try {
     app.parse(argc, argv);
@@ -241,6 +261,12 @@ int main(int argc, char** argv) {
       std::string command_line = "attn";
       for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
       status = run_lesson(raw, *lesson, command_line);
+    } else if (app.got_subcommand("exercises")) {
+      status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
+    } else if (app.got_subcommand("check")) {
+      status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+    } else if (app.got_subcommand("hint")) {
+      status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);
     } else {
       std::cout << app.help();
     }

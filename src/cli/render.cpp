@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/pictures.hpp"
 #include "lessons/options.hpp"
 #include "report/dump_sink.hpp"
 #include "report/manifest.hpp"
@@ -19,9 +20,11 @@ void check_output(const OutputOptions& options) {
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
     }
   }
+  check_pictures(options);
 }
 
 void render(const report::Report& report, const OutputOptions& options) {
+  const std::vector<std::string> pictures = write_pictures(report, options);
   if (!options.dump_dir.empty()) {
     try {
       report::write_dump(report, options.command, options.dump_dir);
@@ -36,8 +39,7 @@ void render(const report::Report& report, const OutputOptions& options) {
   report::TextOptions text;
   text.print.precision = options.precision;
   text.shapes_only = options.shapes_only;
-  report::TextSink sink(std::cout, text);
-  report::deliver(report, sink);
+  show_text(report, options, text, pictures);
 }
 
 }  // namespace attn::cli

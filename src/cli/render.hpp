@@ -14,6 +14,11 @@ struct OutputOptions {
   std::string dump_dir;        // --dump DIR: .npy files and manifest.json, "" for none
   std::string format = "text"; // --format text|json
   std::string command;         // the command line, recorded in manifests
+  // Pictures (cli/pictures.hpp, docs/pictures.md).
+  bool step = false;           // --step: one stage at a time, paced by keys
+  std::string color = "auto";  // --color auto|always|never
+  bool svg = false;            // --svg DIR was given
+  std::string svg_dir;         // one SVG per attention matrix goes there
 };
 
 // Refuses, before the lesson runs, output options that cannot work (an unknown --format, a

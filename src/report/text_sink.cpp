@@ -116,6 +116,7 @@ void TextSink::item(const Item& i) {
   if (const auto* t = std::get_if<TensorItem>(&i)) {
     if (opts_.shapes_only) return;  // the "out:" line already names every shape
     out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << format_tensor(*t, opts_.print) << "\n";
+    if (t->attention && opts_.heatmaps) out_ << "\n" << render_heatmap(*t, opts_.heatmap);
   } else if (const auto* n = std::get_if<NoteItem>(&i)) {
     out_ << "\n" << wrap(n->text, opts_.width, "", "");
   } else if (const auto* tb = std::get_if<TableItem>(&i)) {

@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "report/heatmap.hpp"
 #include "report/stage.hpp"
 #include "report/tensor_format.hpp"
 
@@ -13,6 +14,10 @@ struct TextOptions {
   PrintOptions print;
   bool shapes_only = false;  // names and shapes, no values
   std::size_t width = 80;    // notes are wrapped to this many columns
+  // Attention-weight tensors are also drawn as heatmaps (docs/pictures.md), laid out to the
+  // terminal's width rather than to `width`: the picture may use a wide window.
+  bool heatmaps = true;
+  HeatmapOptions heatmap;
 };
 
 class TextSink : public Sink {

@@ -1,0 +1,83 @@
+// The exercise commands: `attn exercises`, `attn check NAME`, `attn hint NAME`.
+//
+// lessons/exercises/exercises.txt is the one table of exercises. CMake reads it to make one
+// small program per exercise (tests/exercises/CMakeLists.txt); these functions read it at run
+// time from the source tree this attn was configured from. The list, the hints and the build
+// targets therefore come from the same lines and cannot drift apart.
+//
+// No CLI11 here: main.cpp parses the command line and calls these. An unknown exercise name
+// throws UsageError (exit 2, like an unknown lesson); a missing build tree or table prints one
+// `attn: error: ...` line and returns 1.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace attn::cli {
+
+struct Exercise {
+  std::size_t number = 0;  // 1-based, the teaching order
+  std::string name;        // what the learner types: "softmax-rows"
+  std::string lesson;      // the lesson it practises, as `attn list` names it
+  std::string file;        // the learner file in lessons/exercises/: "softmax_rows.cpp"
+  std::string writes;      // one line: what the learner writes
+  std::string hint;
+
+  std::string stem() const;    // "softmax_rows"
+  std::string target() const;  // the CMake target `attn check` builds: "exercise_softmax_rows"
+};
+
+// Where things are, as CMake baked them in (ExercisePaths::configured()). Tests may point
+// them elsewhere.
+struct ExercisePaths {
+  std::string source_dir;  // the repository
+  std::string build_dir;   // the build tree attn was built in
+  std::string bin_dir;     // where the exercise programs land; empty when the build has no tests
+  std::string cmake;       // the cmake that configured the build
+
+  static ExercisePaths configured();
+
+  std::string table() const;                        // lessons/exercises/exercises.txt
+  std::string learner(const Exercise& e) const;     // lessons/exercises/<file>
+  std::string solution(const Exercise& e) const;    // lessons/exercises/solutions/<file>
+  std::string test(const Exercise& e) const;        // tests/exercises/test_<file>
+  std::string program(const Exercise& e) const;     // <bin_dir>/exercise_<stem>
+};
+
+// The rows of a table, numbered in order. Throws std::runtime_error("<origin>:<line>: ...")
+// for a row without exactly five non-empty fields.
+std::vector<Exercise> parse_exercises(std::istream& in, const std::string& origin);
+
+// The table at paths.table(). Throws std::runtime_error when it is missing or malformed.
+std::vector<Exercise> load_exercises(const ExercisePaths& paths);
+
+// nullptr when no exercise has that name.
+const Exercise* find_exercise(const std::vector<Exercise>& all, const std::string& name);
+
+// The nearest name within 3 edits, or "" when none is close.
+std::string closest_exercise(const std::vector<Exercise>& all, const std::string& name);
+
+// What `attn exercises` says about one exercise, found without building anything.
+enum class Progress {
+  NotBuilt,  // no program yet: never checked
+  Stale,     // the learner file or its tests changed after the last build
+  Passes,    // the up-to-date program ran just now and every check passed
+  Fails,     // ... and some check failed
+  Crashes,   // ... and it died from a signal
+  TimedOut,  // ... and it did not finish in time
+};
+Progress progress(const ExercisePaths& paths, const Exercise& e);
+const char* progress_text(Progress p);
+
+// attn exercises: the table with progress. Returns the exit status.
+int list_exercises(const ExercisePaths& paths, std::ostream& out);
+
+// attn check NAME: builds the exercise's program alone, runs it (doctest's report goes straight
+// to the terminal), then one line of verdict. 0 when every check passes.
+int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out);
+
+// attn hint NAME: the hint, never the solution.
+int print_hint(const ExercisePaths& paths, const std::string& name, std::ostream& out);
+
+}  // namespace attn::cli

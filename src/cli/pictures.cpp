@@ -1,0 +1,88 @@
+#include "cli/pictures.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/terminal.hpp"
+#include "lessons/options.hpp"
+#include "report/step.hpp"
+#include "report/svg_sink.hpp"
+
+namespace attn::cli {
+
+namespace {
+
+ColorChoice color_choice(const OutputOptions& options) {
+  const auto choice = parse_color_choice(options.color);
+  if (!choice) throw UsageError("unknown --color", "--color", "auto, always or never", "'" + options.color + "'");
+  return *choice;
+}
+
+}  // namespace
+
+void check_pictures(const OutputOptions& options) {
+  color_choice(options);
+  if (options.step) {
+    // Waiting for a key that can never come would hang: refuse at once instead.
+    const bool in = isatty(STDIN_FILENO) == 1, out = isatty(STDOUT_FILENO) == 1;
+    if (!in || !out)
+      throw UsageError("--step needs a terminal", "--step", "standard input and output on a terminal",
+                       std::string(!in ? "standard input" : "standard output") + " is not a terminal");
+    if (options.format != "text")
+      throw UsageError("--step shows the text output", "--step", "--format text", "--format " + options.format);
+  }
+  if (options.svg) {
+    if (options.shapes_only)
+      throw UsageError("--svg draws values, but this run shows shapes only", "--svg",
+                       "values (drop --shapes-only; a preset that shows shapes takes --values)", "shapes only");
+    const std::string problem = report::svg_dir_problem(options.svg_dir);
+    if (!problem.empty())
+      throw UsageError("--svg cannot write there", "--svg", "a directory attn may write in (created if missing)", problem);
+  }
+}
+
+std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options) {
+  if (!options.svg) return {};
+  check_pictures(options);  // again: the directory may have changed while the lesson ran
+  const std::string too_large = report::svg_size_problem(report);
+  if (!too_large.empty())
+    throw UsageError(too_large + " is too large to draw as SVG", "--svg",
+                     "at most " + std::to_string(report::kMaxSvgSide) + " rows and columns", too_large);
+  report::SvgSink sink(options.svg_dir);
+  try {
+    report::make_svg_dir(options.svg_dir);
+    report::deliver(report, sink);
+  } catch (const std::runtime_error& e) {  // the file system said no (read-only, full, ...)
+    throw UsageError(std::string("--svg: ") + e.what());
+  }
+  return sink.written();
+}
+
+void show_text(const report::Report& report, const OutputOptions& options, report::TextOptions text,
+               const std::vector<std::string>& pictures) {
+  const Terminal term = probe_terminal(color_choice(options));
+  text.heatmaps = !options.shapes_only;  // a heatmap shows values
+  text.heatmap.width = term.width;
+  text.heatmap.color = term.color;
+  text.heatmap.decimals = options.precision;
+  report::TextSink sink(std::cout, text);
+  if (options.step) {
+    report::StepOptions step;
+    step.width = term.width;
+    step.highlight = term.color != report::ColorDepth::none;
+    TerminalKeys keys(STDIN_FILENO);  // restores the terminal however this block is left
+    report::step_through(report, sink, std::cout, keys, step);
+  } else {
+    report::deliver(report, sink);
+  }
+  if (!pictures.empty()) {
+    std::cout << "\npictures: " << pictures.size() << " SVG file" << (pictures.size() == 1 ? "" : "s") << " in "
+              << options.svg_dir << "\n";
+    const std::size_t listed = pictures.size() <= 10 ? pictures.size() : 8;
+    for (std::size_t i = 0; i < listed; ++i) std::cout << "    " << pictures[i] << "\n";
+    if (listed < pictures.size()) std::cout << "    ... and " << pictures.size() - listed << " more\n";
+  }
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,225 @@
+#include "report/heatmap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "report/panels.hpp"
+#include "report/stage.hpp"
+#include "report/text_sink.hpp"
+#include "report/text_width.hpp"
+
+namespace attn::report {
+
+namespace {
+
+constexpr std::size_t kCell = 2;        // two characters are about as wide as one line is tall
+constexpr std::size_t kLabelMax = 12;   // longer token labels are cut, ending in '~'
+constexpr std::size_t kPanelGap = 3;    // spaces between panels side by side
+constexpr std::size_t kLeftOut = std::numeric_limits<std::size_t>::max();  // a "~" row or column
+
+// A line under construction. Its width on screen is counted apart from its bytes, because
+// colour escapes take bytes but no columns.
+struct Line {
+  std::string text;
+  std::size_t width = 0;
+  void add(const std::string& s, std::size_t w) {
+    text += s;
+    width += w;
+  }
+  void add(const std::string& s) { add(s, display_width(s)); }
+  void pad_to(std::size_t w) {
+    if (width < w) add(std::string(w - width, ' '));
+  }
+};
+
+// The indices to show out of n: all of them when n <= k, otherwise the first and last ones with
+// kLeftOut between (k counts only the shown ones).
+std::vector<std::size_t> pick(std::size_t n, std::size_t k) {
+  std::vector<std::size_t> out;
+  if (n <= k) {
+    for (std::size_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  const std::size_t head = (k + 1) / 2, tail = k / 2;
+  for (std::size_t i = 0; i < head; ++i) out.push_back(i);
+  out.push_back(kLeftOut);
+  for (std::size_t i = n - tail; i < n; ++i) out.push_back(i);
+  return out;
+}
+
+// Everything the panels of one tensor share: which rows and columns are shown, how wide the row
+// labels are, the column labels of the staircase above the grid, and the panel's width.
+struct Layout {
+  std::vector<std::size_t> rows, cols;
+  std::size_t label_width = 1;
+  std::vector<std::string> col_text;  // per shown column, "" for a left-out one
+  std::size_t width = 0;
+  bool fits = false;
+};
+
+std::size_t grid_left(const Layout& l) { return l.label_width + 2; }  // "label |"
+
+Layout layout_for(const PanelSet& set, std::size_t width, const HeatmapOptions& opts) {
+  Layout l;
+  l.rows = pick(set.rows, std::max<std::size_t>(2, opts.max_rows));
+  std::size_t label_max = 1;
+  for (std::size_t r : l.rows)
+    if (r != kLeftOut) label_max = std::max(label_max, display_width(set.row_labels[r]));
+  // Labels are worth more than columns: first as many columns as fit with labels of up to 12
+  // characters, then up to 6, and only as a last resort 3 (or whatever room is left).
+  const std::size_t most = std::min(set.cols, std::max<std::size_t>(1, opts.max_cols));
+  const std::size_t fewest = std::min<std::size_t>(set.cols, 2);
+  for (std::size_t label_cap : {kLabelMax, std::size_t{6}, std::size_t{3}}) {
+    for (std::size_t k = most; k >= fewest && k > 0; --k) {
+      const bool last_resort = label_cap == 3 && k == fewest;
+      l.cols = pick(set.cols, k);
+      l.label_width = std::min(label_max, label_cap);
+      const std::size_t x0 = grid_left(l);
+      std::size_t w = x0 + l.cols.size() * kCell + 1;  // the grid and its right border
+      l.col_text.assign(l.cols.size(), "");
+      bool ok = w <= width;
+      for (std::size_t j = 0; ok && j < l.cols.size(); ++j) {
+        if (l.cols[j] == kLeftOut) continue;
+        const std::string& label = set.col_labels[l.cols[j]];
+        const std::size_t at = x0 + j * kCell;
+        const std::size_t wanted = std::min(display_width(label), label_cap);
+        const std::size_t room = width > at ? width - at : 0;
+        if (room == 0 || (room < wanted && !last_resort)) ok = false;
+        l.col_text[j] = fit_label(label, std::min(room, label_cap));
+        w = std::max(w, at + display_width(l.col_text[j]));
+      }
+      if (ok && w <= width) {
+        l.width = w;
+        l.fits = true;
+        return l;
+      }
+      if (k == fewest) break;
+    }
+  }
+  return l;
+}
+
+std::string number(double v, int decimals) { return fixed(v, std::clamp(decimals, 0, 4)); }
+
+// One cell: two ramp characters, or two blanks painted with the colour; "??" for NaN.
+void cell(Line& line, float v, const PanelSet& set, ColorDepth color) {
+  const double t = scale_position(v, set);
+  if (std::isnan(t)) {
+    line.add("??");
+    return;
+  }
+  if (color == ColorDepth::none) {
+    const std::size_t mark = t <= 0.0 ? 0 : 1 + std::min<std::size_t>(8, static_cast<std::size_t>(t * 9.0));
+    line.add(std::string(kCell, kRamp[mark]));
+    return;
+  }
+  line.add(background(viridis(t), color) + std::string(kCell, ' ') + kReset, kCell);
+}
+
+// The lines of one panel, each exactly `l.width` wide (padded), so panels can sit side by side.
+std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layout& l, ColorDepth color,
+                             bool titled) {
+  std::vector<Line> lines;
+  const std::size_t x0 = grid_left(l);
+  if (titled) {
+    Line title;
+    title.add(fit_label(index_str(panel.index), l.width));
+    lines.push_back(title);
+  }
+  // The staircase: column j's label starts above column j, with ':' leading down from the labels
+  // of the columns before it, as a plot's slanted tick labels would.
+  for (std::size_t j = 0; j < l.cols.size(); ++j) {
+    if (l.cols[j] == kLeftOut) continue;
+    Line line;
+    line.pad_to(x0);
+    for (std::size_t i = 0; i < j; ++i) {
+      if (l.cols[i] == kLeftOut) continue;
+      line.pad_to(x0 + i * kCell);
+      line.add(":");
+    }
+    line.pad_to(x0 + j * kCell);
+    line.add(l.col_text[j]);
+    lines.push_back(line);
+  }
+  for (std::size_t r : l.rows) {
+    Line line;
+    const std::string label = r == kLeftOut ? "~" : fit_label(set.row_labels[r], l.label_width);
+    line.pad_to(l.label_width - display_width(label));
+    line.add(label + " |");
+    for (std::size_t c : l.cols) {
+      if (r == kLeftOut || c == kLeftOut) line.add(std::string(kCell, '~'));
+      else cell(line, panel.values[r * set.cols + c], set, color);
+    }
+    line.add("|");
+    lines.push_back(line);
+  }
+  for (Line& line : lines) line.pad_to(l.width);
+  return lines;
+}
+
+std::string trim_right(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string legend(const PanelSet& set, const Layout& l, std::size_t width, const HeatmapOptions& opts) {
+  const std::string lo = number(set.lo, opts.decimals), hi = number(set.hi, opts.decimals);
+  std::string out, notes;
+  if (opts.color == ColorDepth::none) {
+    notes = "scale: blank is exactly " + lo + "; " + std::string(kRamp + 1) + " climb in 9 equal steps to " + hi;
+  } else {
+    Line bar;
+    bar.add("scale: " + lo + " ");
+    for (int i = 0; i < 10; ++i) bar.add(background(viridis(i / 9.0), opts.color) + " " + kReset, 1);
+    bar.add(" " + hi);
+    if (bar.width <= width) out += bar.text + "\n";
+    else notes = "scale: dark purple is " + lo + ", yellow is " + hi;  // a very narrow terminal
+  }
+  const bool left_out = l.rows.size() != set.rows || l.cols.size() != set.cols;
+  if (!notes.empty()) out += wrap(notes, width, "", "  ");
+  // One line (or more, wrapped) per further mark, so each reads on its own.
+  if (set.has_nan) out += wrap("?? is nan: a row with nothing to attend to (0/0)", width, "", "  ");
+  if (left_out)
+    out += wrap("~ stands for rows or columns left out (" + std::to_string(set.rows) + " x " +
+                    std::to_string(set.cols) + " in all)",
+                width, "", "  ");
+  return out;
+}
+
+}  // namespace
+
+std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
+  const PanelSet set = panels_of(t);
+  if (set.panels.empty() || set.rows == 0 || set.cols == 0) return "";
+  const std::size_t width = std::max(opts.width, kMinHeatmapWidth);
+  const std::size_t leading = t.shape.size() >= 2 ? t.shape.size() - 2 : 0;
+  const bool many = set.panels.size() > 1 || leading > 0;
+
+  std::string out = many ? wrap("heatmaps of " + t.name + " " + shape_str(t.shape) + ", one per " +
+                                    index_names(leading) + " (rows attend to columns)",
+                                width, "", "  ")
+                         : wrap("heatmap of " + t.name + " (rows attend to columns)", width, "", "  ");
+  Layout l = layout_for(set, width, opts);
+  if (!l.fits) return out + wrap("(too narrow to draw: the grid needs more columns)", width, "", "");
+  if (many) {
+    // Panel titles such as "[12, 3]" must fit too.
+    for (const Panel& p : set.panels) l.width = std::max(l.width, std::min(width, display_width(index_str(p.index))));
+  }
+
+  const std::size_t per_band = std::max<std::size_t>(1, (width + kPanelGap) / (l.width + kPanelGap));
+  for (std::size_t first = 0; first < set.panels.size(); first += per_band) {
+    if (first > 0) out += "\n";
+    const std::size_t last = std::min(set.panels.size(), first + per_band);
+    std::vector<std::vector<Line>> band;
+    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many));
+    for (std::size_t i = 0; i < band.front().size(); ++i) {
+      std::string line;
+      for (std::size_t p = 0; p < band.size(); ++p) line += (p ? std::string(kPanelGap, ' ') : "") + band[p][i].text;
+      out += trim_right(line) + "\n";
+    }
+  }
+  return out + legend(set, l, width, opts);
+}
+
+}  // namespace attn::report

@@ -1,0 +1,273 @@
+#include "report/svg_sink.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+#include "report/colormap.hpp"
+#include "report/text_width.hpp"
+
+namespace attn::report {
+
+namespace {
+
+// --- the directory ---------------------------------------------------------------------------
+
+bool is_dir(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string parent_of(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const auto slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
+// --- SVG text --------------------------------------------------------------------------------
+
+// Text and attribute values: the five characters XML reserves, after clean_label has removed
+// control characters and broken UTF-8 (either would make the file something other than XML).
+std::string xml(const std::string& text) {
+  std::string out;
+  for (char c : clean_label(text)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {  // coordinates: one decimal is plenty for a screen
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  std::string s = buf;
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+// The scale's tick labels: enough decimals to tell the ticks apart.
+std::string tick(double v, double span) { return fixed(v, span >= 0.5 ? 2 : span >= 0.05 ? 3 : 4); }
+
+// Text widths are estimated (a file cannot measure its font): DejaVu Sans and its substitutes
+// average about 0.6 em per character.
+double text_width(const std::string& s, double font) { return 0.6 * font * static_cast<double>(display_width(s)); }
+
+std::string panel_caption(const std::vector<std::size_t>& index) {
+  if (index.size() == 1) return "batch " + std::to_string(index[0]);
+  if (index.size() == 2) return "batch " + std::to_string(index[0]) + ", head " + std::to_string(index[1]);
+  return index_str(index);
+}
+
+}  // namespace
+
+std::string svg_dir_problem(const std::string& dir) {
+  if (dir.empty()) return "an empty path";
+  if (exists(dir)) {
+    if (!is_dir(dir)) return "'" + dir + "', which is not a directory";
+    if (access(dir.c_str(), W_OK | X_OK) != 0) return "'" + dir + "', a directory without write permission";
+    return "";
+  }
+  std::string up = parent_of(dir);
+  while (!exists(up)) up = parent_of(up);
+  if (!is_dir(up)) return "'" + dir + "', under '" + up + "', which is not a directory";
+  if (access(up.c_str(), W_OK | X_OK) != 0) return "'" + dir + "', under '" + up + "', which is not writable";
+  return "";
+}
+
+std::string svg_size_problem(const Report& report) {
+  for (const Stage& s : report.stages())
+    for (const Item& item : s.items)
+      if (const auto* t = std::get_if<TensorItem>(&item); t && t->attention) {
+        const PanelSet set = panels_of(*t);
+        if (set.rows > kMaxSvgSide || set.cols > kMaxSvgSide) return t->name + " " + shape_str(t->shape);
+      }
+  return "";
+}
+
+void make_svg_dir(const std::string& dir) {
+  if (is_dir(dir)) return;
+  make_svg_dir(parent_of(dir));
+  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    throw std::runtime_error("could not create the directory '" + dir + "': " + std::strerror(errno));
+}
+
+std::string svg_file_name(const std::string& lesson, std::size_t stage, std::size_t total_stages,
+                          const std::string& tensor, const std::vector<std::size_t>& index) {
+  const std::size_t digits = std::max<std::size_t>(2, std::to_string(total_stages).size());
+  std::string n = std::to_string(stage);
+  n.insert(0, digits > n.size() ? digits - n.size() : 0, '0');
+  std::string name;
+  for (char c : tensor) name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_';
+  std::string file = lesson + "-stage" + n + "-" + name;
+  static const char* kAxes[] = {"b", "h"};
+  for (std::size_t a = 0; a < index.size(); ++a)
+    file += "-" + std::string(index.size() <= 2 ? kAxes[a] : "i") + std::to_string(index[a]);
+  return file + ".svg";
+}
+
+std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t,
+                        const PanelSet& set, const Panel& panel) {
+  const std::size_t R = set.rows, C = set.cols;
+  const double label_font = 12.0;
+  // Cells as large as reads well: 48 px for a handful of tokens, smaller for long sentences.
+  const double cell = std::clamp(std::floor(560.0 / static_cast<double>(std::max(R, C))), 12.0, 48.0);
+  const bool annotate = cell >= 30.0;
+  const double value_font = std::min(12.0, std::floor(cell * 0.3));
+  const double tick_font = std::min(label_font, std::floor(cell * 0.75));
+
+  double row_label_w = 0.0, col_label_w = 0.0;
+  for (const auto& l : set.row_labels) row_label_w = std::max(row_label_w, text_width(l, tick_font));
+  for (const auto& l : set.col_labels) col_label_w = std::max(col_label_w, text_width(l, tick_font));
+
+  const std::string title = t.name + index_str(panel.index) + (panel.index.empty() ? "" : ": " + panel_caption(panel.index));
+  const std::string subtitle = "attn lesson " + h.lesson + ", stage " + std::to_string(s.index) + "/" +
+                               std::to_string(total_stages) + ": " + s.title;
+  const std::string axes = "rows attend to columns; shape " + std::to_string(R) + " x " + std::to_string(C) +
+                           (set.panels.size() > 1 ? "; one colour scale for all " + std::to_string(set.panels.size()) +
+                                                        " matrices of " + t.name + " " + shape_str(t.shape)
+                                                  : "");
+
+  const double margin = 16.0;
+  const double left = margin + row_label_w + 10.0;
+  const double top = 76.0 + col_label_w * 0.7071 + 12.0;  // three lines of title, then slanted labels
+  const double grid_w = cell * static_cast<double>(C), grid_h = cell * static_cast<double>(R);
+  const double bar_x = left + grid_w + 24.0, bar_w = 14.0, bar_h = std::max(grid_h, 120.0);
+  const double span = set.hi - set.lo;
+  double tick_w = 0.0;
+  for (int k = 0; k <= 4; ++k) tick_w = std::max(tick_w, text_width(tick(set.lo + span * k / 4.0, span), label_font));
+  double width = bar_x + bar_w + 8.0 + tick_w + margin;
+  width = std::max({width, margin * 2 + text_width(title, 15.0), margin * 2 + text_width(subtitle, 12.0),
+                    margin * 2 + text_width(axes, 11.0)});
+  // The last column's slanted label reaches past the grid on the right.
+  width = std::max(width, left + grid_w + col_label_w * 0.7071 + margin);
+  const double height = top + std::max(grid_h, bar_h) + (set.has_nan ? 44.0 : 24.0);
+
+  std::string o;
+  o += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
+       "\" viewBox=\"0 0 " + num(width) + " " + num(height) +
+       "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">\n";
+  o += "<title>" + xml(title + " - " + subtitle) + "</title>\n";
+  o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  o += "<text x=\"" + num(margin) + "\" y=\"26\" font-size=\"15\" font-weight=\"bold\" fill=\"#111\">" + xml(title) + "</text>\n";
+  o += "<text x=\"" + num(margin) + "\" y=\"46\" font-size=\"12\" fill=\"#333\">" + xml(subtitle) + "</text>\n";
+  o += "<text x=\"" + num(margin) + "\" y=\"64\" font-size=\"11\" fill=\"#666\">" + xml(axes) + "</text>\n";
+
+  // Column tick labels, slanted up to the right from above each column.
+  o += "<g font-size=\"" + num(tick_font) + "\" fill=\"#111\">\n";
+  for (std::size_t c = 0; c < C; ++c) {
+    const double x = left + cell * (static_cast<double>(c) + 0.5), y = top - 6.0;
+    o += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" transform=\"rotate(-45 " + num(x) + " " + num(y) + ")\">" +
+         xml(set.col_labels[c]) + "</text>\n";
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    const double y = top + cell * (static_cast<double>(r) + 0.5);
+    o += "<text x=\"" + num(left - 8.0) + "\" y=\"" + num(y) + "\" dy=\"0.35em\" text-anchor=\"end\">" +
+         xml(set.row_labels[r]) + "</text>\n";
+  }
+  o += "</g>\n";
+
+  // The cells; a tooltip names the pair and the exact value.
+  o += "<g font-size=\"" + num(value_font) + "\" text-anchor=\"middle\">\n";
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = 0; c < C; ++c) {
+      const float v = panel.values[r * C + c];
+      const double x = left + cell * static_cast<double>(c), y = top + cell * static_cast<double>(r);
+      const bool nan = std::isnan(v);  // an exact 0 (masked) prints as "0", a small weight as "0.00"
+      const Rgb fill = nan ? Rgb{224, 224, 224} : viridis(scale_position(v, set));
+      const std::string value = nan ? "nan" : fixed(v, 4);
+      o += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" + num(cell) +
+           "\" fill=\"" + hex(fill) + "\"><title>" + xml(set.row_labels[r] + " -> " + set.col_labels[c] + ": " + value) +
+           "</title></rect>\n";
+      if (annotate) {
+        const char* ink = nan ? "#b00020" : luma(fill) < 0.5 ? "#ffffff" : "#000000";
+        o += "<text x=\"" + num(x + cell / 2) + "\" y=\"" + num(y + cell / 2) + "\" dy=\"0.35em\" fill=\"" + ink + "\">" +
+             (nan ? std::string("nan") : v == 0.0f ? std::string("0") : fixed(v, 2)) + "</text>\n";
+      }
+    }
+  o += "</g>\n";
+  o += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(grid_w) + "\" height=\"" + num(grid_h) +
+       "\" fill=\"none\" stroke=\"#444\" stroke-width=\"1\"/>\n";
+
+  // The colour bar: the same map, bottom (lowest) to top (highest), with five ticks.
+  o += "<defs><linearGradient id=\"scale\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
+  for (int k = 0; k <= 32; ++k)
+    o += "<stop offset=\"" + fixed(k / 32.0, 4) + "\" stop-color=\"" + hex(viridis(k / 32.0)) + "\"/>\n";
+  o += "</linearGradient></defs>\n";
+  o += "<rect x=\"" + num(bar_x) + "\" y=\"" + num(top) + "\" width=\"" + num(bar_w) + "\" height=\"" + num(bar_h) +
+       "\" fill=\"url(#scale)\" stroke=\"#444\" stroke-width=\"1\"/>\n";
+  o += "<g font-size=\"" + num(label_font) + "\" fill=\"#111\">\n";
+  for (int k = 0; k <= 4; ++k) {
+    const double y = top + bar_h * (1.0 - k / 4.0);
+    o += "<line x1=\"" + num(bar_x + bar_w) + "\" y1=\"" + num(y) + "\" x2=\"" + num(bar_x + bar_w + 4) + "\" y2=\"" +
+         num(y) + "\" stroke=\"#444\"/>\n";
+    o += "<text x=\"" + num(bar_x + bar_w + 7) + "\" y=\"" + num(y) + "\" dy=\"0.35em\">" + tick(set.lo + span * k / 4.0, span) +
+         "</text>\n";
+  }
+  o += "</g>\n";
+  if (set.has_nan)
+    o += "<text x=\"" + num(margin) + "\" y=\"" + num(height - 14) + "\" font-size=\"11\" fill=\"#b00020\">" +
+         "grey cells are nan: a row with every score masked has nothing to attend to (0/0)</text>\n";
+  o += "</svg>\n";
+  return o;
+}
+
+void SvgSink::begin(const Header& header, std::size_t) { header_ = header; }
+
+void SvgSink::stage(const Stage& s, std::size_t total) {
+  std::set<std::string> used;  // two tensors of one name in a stage still get two files
+  for (const Item& item : s.items) {
+    const auto* t = std::get_if<TensorItem>(&item);
+    if (!t || !t->attention) continue;
+    const PanelSet set = panels_of(*t);
+    for (const Panel& p : set.panels) {
+      std::string name = svg_file_name(header_.lesson, s.index, total, t->name, p.index);
+      for (int k = 2; used.count(name); ++k)
+        name = svg_file_name(header_.lesson, s.index, total, t->name + "-" + std::to_string(k), p.index);
+      used.insert(name);
+      const std::string path = dir_ + "/" + name;
+      const std::string tmp = dir_ + "/." + name + "." + std::to_string(getpid()) + ".tmp";
+      {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << svg_picture(header_, s, total, *t, set, p);
+        out.close();
+        if (!out) {
+          const std::string why = std::strerror(errno);
+          std::remove(tmp.c_str());
+          throw std::runtime_error("could not write " + path + ": " + why);
+        }
+      }
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        std::remove(tmp.c_str());
+        throw std::runtime_error("could not write " + path + ": " + why);
+      }
+      written_.push_back(name);
+    }
+  }
+}
+
+}  // namespace attn::report

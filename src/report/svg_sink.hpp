@@ -1,0 +1,56 @@
+// --svg DIR: every attention-weight matrix as an SVG picture, like the articles' annotated
+// heatmaps: the value in each cell, tokens as tick labels, a colour bar, and a title naming the
+// lesson, the stage and the head.
+//
+// One file per matrix, per (batch, head) for a multi-head tensor, named
+//   <lesson>-stage<NN>-<tensor>[-b<i>][-h<j>].svg     e.g. heads-stage09-attn_weights-b0-h1.svg
+// NN is the stage number, zero-padded to two digits (more when a lesson has 100 stages or more);
+// the tensor name keeps letters, digits, '_' and '-' (anything else becomes '_'). The names depend
+// only on the lesson and its options, so re-running a command replaces the same files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/panels.hpp"
+#include "report/stage.hpp"
+
+namespace attn::report {
+
+// Matrices with more rows or columns than this are refused: past it the picture would be tens
+// of megabytes of cells too small to read.
+inline constexpr std::size_t kMaxSvgSide = 256;
+
+// Why `dir` cannot take the pictures, or "" when it can: an existing directory attn may write
+// in, or a path whose nearest existing ancestor is one (the missing directories are created).
+std::string svg_dir_problem(const std::string& dir);
+// The first attention matrix too large to draw, as "attn_weights (1, 300, 300)", or "".
+std::string svg_size_problem(const Report& report);
+
+// Creates `dir` and its missing parents (call svg_dir_problem first). Throws std::runtime_error.
+void make_svg_dir(const std::string& dir);
+
+std::string svg_file_name(const std::string& lesson, std::size_t stage, std::size_t total_stages,
+                          const std::string& tensor, const std::vector<std::size_t>& index);
+
+// The SVG document of one panel of `t`, shown in stage `s` of the lesson in `h`.
+std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t,
+                        const PanelSet& set, const Panel& panel);
+
+// Writes the pictures of every attention tensor of each stage it is given. Each file is written
+// under a temporary name in `dir` and renamed, so a reader never sees half a picture.
+class SvgSink : public Sink {
+ public:
+  explicit SvgSink(std::string dir) : dir_(std::move(dir)) {}
+  void begin(const Header& header, std::size_t total_stages) override;
+  void stage(const Stage& stage, std::size_t total_stages) override;
+  void end() override {}
+  const std::vector<std::string>& written() const { return written_; }  // file names, in order
+
+ private:
+  std::string dir_;
+  Header header_;
+  std::vector<std::string> written_;
+};
+
+}  // namespace attn::report

@@ -1,0 +1,116 @@
+// The exercise table (lessons/exercises/exercises.txt) keeps its promises: every row has its
+// learner file, solution, tests and hint; every lesson it names exists; every lesson has
+// exercises; and CMake, which reads the same table, made a program for every row.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/exercises.hpp"
+#include "lessons/registry.hpp"
+
+namespace fs = std::filesystem;
+using attn::cli::Exercise;
+using attn::cli::ExercisePaths;
+
+namespace {
+
+ExercisePaths paths() {
+  ExercisePaths p = ExercisePaths::configured();
+  p.bin_dir = ATTN_EXERCISE_BIN_DIR;
+  return p;
+}
+
+const std::vector<Exercise>& table() {
+  static const std::vector<Exercise> all = attn::cli::load_exercises(paths());
+  return all;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::size_t lesson_index(const std::string& name) {
+  const auto& all = attn::lessons();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (name == all[i].name) return i;
+  return all.size();
+}
+
+}  // namespace
+
+TEST_CASE("every row has its learner file (with // TODO), its solution (without), its tests and a hint") {
+  REQUIRE(!table().empty());
+  for (const Exercise& e : table()) {
+    CAPTURE(e.name);
+    REQUIRE(fs::exists(paths().learner(e)));
+    REQUIRE(fs::exists(paths().solution(e)));
+    REQUIRE(fs::exists(paths().test(e)));
+    const std::string learner = read(paths().learner(e)), solution = read(paths().solution(e));
+    CHECK(learner.find("// TODO") != std::string::npos);  // the learner is shown exactly what to write
+    CHECK(learner.find("attn check " + e.name) != std::string::npos);  // and how to check it
+    CHECK(learner.find("Worked example") != std::string::npos);
+    CHECK(solution.find("TODO") == std::string::npos);
+    CHECK(e.hint.size() >= 40);  // a sentence or more, not a placeholder
+    CHECK(!e.writes.empty());
+  }
+}
+
+TEST_CASE("every lesson named in the table exists, and the rows follow the lessons' teaching order") {
+  std::size_t previous = 0;
+  for (const Exercise& e : table()) {
+    CAPTURE(e.name);
+    CAPTURE(e.lesson);
+    REQUIRE(attn::find_lesson(e.lesson) != nullptr);
+    CHECK(lesson_index(e.lesson) >= previous);
+    previous = lesson_index(e.lesson);
+  }
+}
+
+TEST_CASE("every lesson has exercises: at least two per transformer lesson, one per RNN-era lesson") {
+  const std::set<std::string> transformer = {"self-attention", "causal", "heads", "scaling"};
+  std::map<std::string, std::size_t> count;
+  for (const Exercise& e : table()) ++count[e.lesson];
+  for (const auto& lesson : attn::lessons()) {
+    CAPTURE(lesson.name);
+    CHECK(count[lesson.name] >= (transformer.count(lesson.name) ? 2u : 1u));
+  }
+}
+
+TEST_CASE("CMake read the same table: a solution program exists for every row") {
+  for (const Exercise& e : table()) {
+    CAPTURE(e.name);
+    CHECK(fs::exists(paths().bin_dir + "/solution_" + e.stem()));
+  }
+}
+
+TEST_CASE("the parser refuses a malformed row and names its line") {
+  std::istringstream four_fields("# a comment\n\nname | causal | name.cpp | writes\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(four_fields, "t.txt"),
+                       doctest::Contains("t.txt:3: expected 5 fields"), std::runtime_error);
+  std::istringstream bad_name("Bad_Name | causal | x.cpp | writes | hint\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(bad_name, "t.txt"), doctest::Contains("t.txt:1: name"),
+                       std::runtime_error);
+  std::istringstream twice("a | causal | a.cpp | w | h\na | causal | b.cpp | w | h\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(twice, "t.txt"), doctest::Contains("appears twice"),
+                       std::runtime_error);
+  std::istringstream good("a-1 | causal | a_1.cpp | w | h; with a semicolon\n");
+  const auto rows = attn::cli::parse_exercises(good, "t.txt");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].number == 1);
+  CHECK(rows[0].target() == "exercise_a_1");
+  CHECK(rows[0].hint == "h; with a semicolon");
+}
+
+TEST_CASE("a typo finds the nearest exercise; a name far from all finds none") {
+  CHECK(attn::cli::closest_exercise(table(), "sotfmax-rows") == "softmax-rows");
+  CHECK(attn::cli::closest_exercise(table(), "causal-mas") == "causal-mask");
+  CHECK(attn::cli::closest_exercise(table(), "transformer") == "");
+}

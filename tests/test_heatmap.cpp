@@ -1,0 +1,237 @@
+// The terminal heatmaps: what each cell shows, and the layout at several widths. A picture that
+// overflows the terminal wraps into garbage, so every line is measured.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/heatmap.hpp"
+#include "report/text_sink.hpp"
+#include "report/text_width.hpp"
+
+using namespace attn::report;
+using attn::Shape;
+
+namespace {
+
+// The causal lesson's default attn_weights (6, 6).
+TensorItem causal_weights() {
+  TensorItem t;
+  t.name = "attn_weights";
+  t.shape = {6, 6};
+  t.values = {1.0000f, 0, 0, 0, 0, 0,
+              0.5517f, 0.4483f, 0, 0, 0, 0,
+              0.3800f, 0.3097f, 0.3103f, 0, 0, 0,
+              0.2758f, 0.2460f, 0.2462f, 0.2319f, 0, 0,
+              0.2175f, 0.1983f, 0.1984f, 0.1888f, 0.1971f, 0,
+              0.1935f, 0.1663f, 0.1666f, 0.1542f, 0.1666f, 0.1529f};
+  t.row_labels = t.col_labels = {"Your", "journey", "starts", "with", "one", "step"};
+  t.attention = true;
+  return t;
+}
+
+// A tensor of the given shape whose last two axes are (T, T), with rows that sum to 1.
+TensorItem weights(Shape shape, const Labels& tokens) {
+  TensorItem t;
+  t.name = "attn_weights";
+  t.shape = shape;
+  std::size_t n = 1;
+  for (auto d : shape) n *= d;
+  const std::size_t cols = shape.back();
+  for (std::size_t i = 0; i < n; ++i) t.values.push_back(static_cast<float>((i * 7919 % 13) + 1) / (13.0f * cols));
+  t.row_labels = t.col_labels = tokens;
+  t.attention = true;
+  return t;
+}
+
+Labels words(std::size_t n) {
+  const char* pool[] = {"the", "financial", "bank", "is", "located", "on", "river", "bank"};
+  Labels out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(i < 8 ? pool[i] : "token" + std::to_string(i));
+  return out;
+}
+
+// Display width of a line after removing colour escapes.
+std::size_t visible_width(const std::string& line) {
+  std::string plain;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b') {
+      while (i < line.size() && line[i] != 'm') ++i;
+      continue;
+    }
+    plain += line[i];
+  }
+  return display_width(plain);
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a causal matrix: labels on both axes, blanks exactly where the mask put 0") {
+  const std::string h = render_heatmap(causal_weights(), {});
+  CAPTURE(h);
+  CHECK(contains(h, "heatmap of attn_weights (rows attend to columns)\n"));
+  // Column labels climb as a staircase above their columns; row labels sit right-aligned.
+  CHECK(contains(h, "         Your\n         : journey\n"));
+  CHECK(contains(h, "         : : : : : step\n"));
+  CHECK(contains(h, "   Your |@@          |\n"));       // 1.0 is the top of the scale; then five zeros
+  CHECK(contains(h, "journey |++++        |\n"));       // 0.55 and 0.45, then masked
+  CHECK(contains(h, "   step |::::::::::::|\n"));       // six small weights, none blank
+  CHECK(contains(h, "scale: blank is exactly 0.0000; .:-=+*#%@ climb in 9 equal steps to 1.0000\n"));
+  CHECK_FALSE(contains(h, "\x1b"));
+}
+
+TEST_CASE("every weight above 0 leaves a mark, however small") {
+  TensorItem t = causal_weights();
+  t.values[1] = 1e-6f;  // row "Your", column "journey"
+  CHECK(contains(render_heatmap(t, {}), "   Your |@@..        |\n"));
+}
+
+TEST_CASE("a fully masked row (NaN) is drawn as ?? and explained, not a crash") {
+  TensorItem t = causal_weights();
+  for (int j = 0; j < 6; ++j) t.values[5 * 6 + j] = std::nanf("");
+  const std::string h = render_heatmap(t, {});
+  CHECK(contains(h, "   step |????????????|\n"));
+  CHECK(contains(h, "?? is nan: a row with nothing to attend to (0/0)\n"));
+  // All NaN: still a picture.
+  for (float& v : t.values) v = std::nanf("");
+  CHECK(contains(render_heatmap(t, {}), "   Your |????????????|\n"));
+}
+
+TEST_CASE("multi-head weights: one panel per [b, h], side by side when they fit") {
+  const TensorItem t = weights({1, 2, 8, 8}, words(8));
+  HeatmapOptions wide;
+  wide.width = 120;
+  const std::string h = render_heatmap(t, wide);
+  CHECK(contains(h, "heatmaps of attn_weights (1, 2, 8, 8), one per [b, h] (rows attend to columns)\n"));
+  CHECK(contains(h, "[0, 0]                          [0, 1]\n"));  // one line: side by side
+  HeatmapOptions narrow;
+  narrow.width = 40;
+  const std::string n = render_heatmap(t, narrow);
+  CHECK(contains(n, "\n[0, 0]\n"));  // alone on its line: wrapped below each other
+  CHECK(contains(n, "\n[0, 1]\n"));
+}
+
+TEST_CASE("batched (B, T, T) weights are titled [b]") {
+  const std::string h = render_heatmap(weights({2, 3, 3}, {"a", "b", "c"}), {});
+  CHECK(contains(h, "one per [b]"));
+  CHECK(contains(h, "[0]"));
+  CHECK(contains(h, "[1]"));
+}
+
+TEST_CASE("no line is longer than the width: 40, 80 and 120 columns, with and without colour") {
+  struct Case {
+    const char* what;
+    TensorItem t;
+  };
+  TensorItem rect = weights({7, 6}, words(6));  // (T_tgt, S) with different labels
+  rect.row_labels = {"l'accord", "a", "\xc3\xa9t\xc3\xa9", "sign\xc3\xa9", "par", "les", "d\xc3\xa9l\xc3\xa9gu\xc3\xa9s"};
+  TensorItem long_labels = weights({12, 12}, {});
+  for (std::size_t i = 0; i < 12; ++i) long_labels.row_labels.push_back("a-very-long-token-number-" + std::to_string(i));
+  long_labels.col_labels = long_labels.row_labels;
+  std::vector<Case> cases = {
+      {"causal (6, 6)", causal_weights()},
+      {"heads (1, 2, 8, 8)", weights({1, 2, 8, 8}, words(8))},
+      {"heads (3, 4, 6, 6)", weights({3, 4, 6, 6}, words(6))},
+      {"alignment (7, 6), UTF-8 labels", rect},
+      {"long labels (12, 12)", long_labels},
+      {"large (40, 40)", weights({40, 40}, words(40))},
+      {"large (2, 2, 100, 100)", weights({2, 2, 100, 100}, words(100))},
+      {"one token (1, 1)", weights({1, 1}, {"solo"})},
+      {"a vector (5,)", weights({5}, words(5))},
+  };
+  for (const auto& c : cases)
+    for (std::size_t width : {40, 80, 120})
+      for (ColorDepth color : {ColorDepth::none, ColorDepth::xterm256, ColorDepth::truecolor}) {
+        CAPTURE(c.what);
+        CAPTURE(width);
+        CAPTURE(static_cast<int>(color));
+        HeatmapOptions o;
+        o.width = width;
+        o.color = color;
+        const std::string h = render_heatmap(c.t, o);
+        REQUIRE_FALSE(h.empty());
+        CHECK(h.back() == '\n');
+        for (const auto& line : lines_of(h)) {
+          CAPTURE(line);
+          CHECK(visible_width(line) <= width);
+          CHECK((line.empty() || line.back() != ' '));  // no trailing blanks
+        }
+        CHECK(contains(h, "\x1b[") == (color != ColorDepth::none));
+      }
+}
+
+TEST_CASE("too many columns for the width: the first and last ones, with ~ between") {
+  HeatmapOptions o;
+  o.width = 40;
+  const std::string h = render_heatmap(weights({40, 40}, words(40)), o);
+  CAPTURE(h);
+  CHECK(contains(h, "~~"));
+  CHECK(contains(h, "~ stands for rows or columns left out\n  (40 x 40 in all)\n"));  // wrapped at 40
+  CHECK(contains(h, "   the |"));        // first row
+  CHECK(contains(h, "token39 |"));       // last row
+  CHECK(contains(h, "token39\n"));       // last column's label ends the staircase
+}
+
+TEST_CASE("labels with control characters cannot smuggle escape codes into a pipe") {
+  TensorItem t = weights({2, 2}, {"\x1b[31mred", "ok\x07"});
+  const std::string h = render_heatmap(t, {});
+  CHECK_FALSE(contains(h, "\x1b"));
+  CHECK_FALSE(contains(h, "\x07"));
+  CHECK(contains(h, "?[31mred"));
+}
+
+TEST_CASE("colour: 24-bit and 256-colour cells, a colour bar, and the same layout") {
+  HeatmapOptions o;
+  o.color = ColorDepth::truecolor;
+  const std::string h = render_heatmap(causal_weights(), o);
+  CHECK(contains(h, "\x1b[48;2;253;231;37m  \x1b[0m"));  // 1.0: viridis' yellow end
+  CHECK(contains(h, "\x1b[48;2;68;1;84m  \x1b[0m"));     // 0: the dark purple end
+  CHECK(contains(h, "scale: 0.0000 "));
+  o.color = ColorDepth::xterm256;
+  CHECK(contains(render_heatmap(causal_weights(), o), "\x1b[48;5;"));
+}
+
+TEST_CASE("the text printer draws a heatmap after each attention tensor, and only there") {
+  Report r;
+  r.header.lesson = "causal";
+  const attn::Mat w = {{1.0f, 0.0f}, {0.4f, 0.6f}};
+  r.stage("Weights").show("attn_weights", w, {"a", "b"}, {"a", "b"}).attention_weights().show("scores", w);
+  auto text = [&](TextOptions o) {
+    std::ostringstream out;
+    TextSink sink(out, o);
+    deliver(r, sink);
+    return out.str();
+  };
+  const std::string plain = text({});
+  CHECK(contains(plain, "heatmap of attn_weights"));
+  CHECK_FALSE(contains(plain, "heatmap of scores"));
+  TextOptions shapes;
+  shapes.shapes_only = true;
+  CHECK_FALSE(contains(text(shapes), "heatmap"));
+  TextOptions off;
+  off.heatmaps = false;
+  CHECK_FALSE(contains(text(off), "heatmap"));
+}
+
+TEST_CASE("labels: cleaned, measured in characters, cut with ~") {
+  CHECK(clean_label("ok") == "ok");
+  CHECK(clean_label("a\tb") == "a?b");
+  CHECK(clean_label("\xff\xfe") == "??");                 // not UTF-8
+  CHECK(clean_label("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");  // "été" is kept
+  CHECK(clean_label("\xc3") == "?");                      // cut short
+  CHECK(display_width("\xc3\xa9t\xc3\xa9") == 3);
+  CHECK(fit_label("financial", 6) == "finan~");
+  CHECK(fit_label("bank", 6) == "bank");
+  CHECK(fit_label("d\xc3\xa9l\xc3\xa9gu\xc3\xa9s", 4) == "d\xc3\xa9l~");
+}
