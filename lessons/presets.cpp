@@ -1,5 +1,7 @@
 #include "lessons/presets.hpp"
 
+#include "lessons/registry.hpp"
+
 #include <algorithm>
 #include <sstream>
 
@@ -43,7 +45,13 @@ void apply_preset(const std::string& name, const std::string& lesson, bool value
   const auto it = std::find_if(all.begin(), all.end(), [&](const Preset& p) { return name == p.name; });
   std::string names;
   for (const auto& p : all) names += (names.empty() ? "" : ", ") + std::string(p.name);
-  if (it == all.end()) throw UsageError("unknown preset '" + name + "'", "--preset", "one of " + names, name);
+  if (it == all.end()) {
+    std::vector<std::string> candidates;
+    for (const auto& p : all) candidates.push_back(p.name);
+    const std::string near = closest_name(name, candidates);
+    throw UsageError("unknown preset '" + name + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"),
+                     "--preset", "one of " + names, name);
+  }
   if (std::find(it->lessons.begin(), it->lessons.end(), lesson) == it->lessons.end()) {
     std::string for_lessons;
     for (const char* l : it->lessons) for_lessons += (for_lessons.empty() ? "" : ", ") + std::string(l);

@@ -64,18 +64,23 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string closest_lesson(const std::string& name) {
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = 4;  // farther than 3 edits is not a typo
-  for (const auto& l : lessons()) {
-    const std::string candidate = l.name;
-    std::size_t d = edit_distance(name, candidate);
+  for (const auto& candidate : candidates) {
+    const std::size_t d = edit_distance(name, candidate);
     if (d < best_d) {
       best_d = d;
       best = candidate;
     }
   }
   return best;
+}
+
+std::string closest_lesson(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& l : lessons()) names.push_back(l.name);
+  return closest_name(name, names);
 }
 
 void check_options_apply(const LessonEntry& lesson, const std::set<std::string>& given) {

@@ -27,7 +27,12 @@ const std::vector<LessonEntry>& lessons();
 // nullptr when no lesson has that name.
 const LessonEntry* find_lesson(const std::string& name);
 
-// The nearest lesson name (edit distance <= 3), or "" when none is close.
+// The candidate nearest to `name` within 3 edits (a swap of two neighbours counts as one, so
+// "casual" is 1 from "causal"), or "" when none is that close: the "did you mean" of lessons,
+// exercises and presets.
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
+
+// The nearest lesson name, or "".
 std::string closest_lesson(const std::string& name);
 
 // Throws UsageError for an option the lesson does not read. `given` holds flag spellings.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "lessons/options.hpp"
+#include "lessons/registry.hpp"
 #include "report/text_sink.hpp"
 
 namespace attn::cli {
@@ -114,20 +115,6 @@ Child run_child(const std::vector<std::string>& argv, Output mode, int timeout_s
 }
 
 // ---- names -------------------------------------------------------------------------------
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  // Optimal string alignment: a swap of two neighbours ("sotfmax") costs one edit.
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i)
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
 
 // The exercise the learner named, or a UsageError with a suggestion (exit status 2).
 const Exercise& lookup(const std::vector<Exercise>& all, const std::string& name) {
@@ -261,16 +248,9 @@ const Exercise* find_exercise(const std::vector<Exercise>& all, const std::strin
 }
 
 std::string closest_exercise(const std::vector<Exercise>& all, const std::string& name) {
-  std::string best;
-  std::size_t best_d = 4;  // farther than 3 edits is not a typo
-  for (const auto& e : all) {
-    const std::size_t d = edit_distance(name, e.name);
-    if (d < best_d) {
-      best_d = d;
-      best = e.name;
-    }
-  }
-  return best;
+  std::vector<std::string> names;
+  for (const auto& e : all) names.push_back(e.name);
+  return closest_name(name, names);
 }
 
 // ---- progress ----------------------------------------------------------------------------
