@@ -120,11 +120,15 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
   return in;
 }
 
-std::optional<std::size_t> weights_out_width(const LessonOptions& opts, const std::string& name) {
-  const ExternalTensor* t = find_weight(opts, name);
-  if (!t) return std::nullopt;
+std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_out) {
+  const ExternalTensor* t = find_weight(opts, "W_query");
+  if (!t) return size_option(opts.d_out, default_d_out, "--d-out");
   require_rank(*t, 2, opts.weights_torch_layout ? "(out, in)" : "(in, out)");
-  return t->shape[opts.weights_torch_layout ? 0 : 1];
+  const std::size_t from_file = t->shape[opts.weights_torch_layout ? 0 : 1];
+  if (opts.d_out && *opts.d_out != from_file)
+    throw UsageError("--d-out disagrees with --weights", "--d-out", std::to_string(from_file) + " (from W_query.npy)",
+                     std::to_string(*opts.d_out));
+  return from_file;
 }
 
 Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
@@ -149,11 +153,7 @@ Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size
 
 SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed) {
   LessonInput in = lesson_input(opts, 3, 1, false);
-  const std::size_t d_out_file = weights_out_width(opts, "W_query").value_or(0);
-  if (opts.d_out && d_out_file && *opts.d_out != d_out_file)
-    throw UsageError("--d-out disagrees with --weights", "--d-out", std::to_string(d_out_file) + " (from W_query.npy)",
-                     std::to_string(*opts.d_out));
-  const std::size_t d_out = d_out_file ? d_out_file : size_option(opts.d_out, 2, "--d-out");
+  const std::size_t d_out = projection_width(opts, 2);
   check_size("attn_scores", {in.B, in.T, in.T}, opts.shapes_only, "--batch, --seq-len");
   check_size("each projection weight", {in.d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
   check_size("queries", {in.B, in.T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");

@@ -30,8 +30,9 @@ struct LessonInput {
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
                          bool always_batched);
 
-// The output width a --weights file implies for layer `name` (d_out of W_query, say), if given.
-std::optional<std::size_t> weights_out_width(const LessonOptions& opts, const std::string& name);
+// d_out: from W_query.npy when --weights is given (a disagreeing --d-out is refused), else
+// --d-out or `default_d_out`.
+std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_out);
 
 // nn.Linear(in, out, bias) from --weights when given (the bias when its file exists), otherwise
 // drawn from `gen` like PyTorch.

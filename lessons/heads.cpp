@@ -55,11 +55,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const auto& tok = in.rows;   // row labels
   const auto& cols = in.cols;  // column labels (empty when the batch holds different sentences)
 
-  const std::size_t d_out_file = weights_out_width(opts, "W_query").value_or(0);
-  if (opts.d_out && d_out_file && *opts.d_out != d_out_file)
-    throw UsageError("--d-out disagrees with --weights", "--d-out", std::to_string(d_out_file) + " (from W_query.npy)",
-                     std::to_string(*opts.d_out));
-  const std::size_t d_out = d_out_file ? d_out_file : size_option(opts.d_out, 2, "--d-out");
+  const std::size_t d_out = projection_width(opts, 2);
   const std::size_t h = size_option(opts.heads, 2, "--heads");
   const bool causal = opts.causal.value_or(true);
   if (d_out % h != 0)
