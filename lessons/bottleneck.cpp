@@ -137,7 +137,7 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
     const Mat c_parts = xt::view(dec_in, xt::all(), xt::range(d_in, d_in + d_h));  // (T_tgt, d_h)
     Mat c_rows = xt::zeros<float>({T_tgt, d_h});                                   // (T_tgt, d_h)
     for (std::size_t i = 0; i < T_tgt; ++i) xt::view(c_rows, i, xt::all()) = c;
-    s.check("the last " + dh + " columns of every decoder input are c: " + max_diff_text(c_parts, c_rows));
+    check_identical(s, "the last " + dh + " columns of every decoder input are c", c_parts, c_rows);
     s.note("Each row of the input is one step: the previous target word, then c, unchanged. "
            "Whether the decoder is writing its first word or its last, it looks at the same " +
            dh + " numbers.");

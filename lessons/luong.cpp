@@ -257,7 +257,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     s.in("e_1", e_1);
     s.show("a_1", a_1, kinds, src);
     s.attention_weights();
-    s.check(rows_sum_to_one("a_1", a_1));
+    check_rows_sum_to_one(s, "a_1", a_1);
     s.note("Each row is a distribution over the " + num(S) + " source words. From here on the "
            "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
   }
@@ -310,7 +310,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     s.in("a_t", alignment);
     s.show("alignment", alignment, tgt, src);
     s.attention_weights();
-    s.check(rows_sum_to_one("alignment", alignment));
+    check_rows_sum_to_one(s, "alignment", alignment);
     const float uniform = 1.0f / static_cast<float>(S);
     float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores
     for (std::size_t t = 0; t < T; ++t) {
@@ -373,8 +373,8 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
                         "Q @ K^T = H_dec @ W_query @ W_key^T @ H_enc^T = H_dec @ W_a @ H_enc^T");
     s.in("H_dec", H_dec).in("H_enc", h_enc);
     s.show("Q", Q, tgt).show("K", K, src).show("Q @ K^T", QK, tgt, src);
-    s.check("Q @ K^T equals general_scores: " + max_diff_text(QK, bridged) +
-            " (float rounding: the products are summed in another order)");
+    // Not bit for bit: the products are summed in another order, so the bound is float32 rounding.
+    check_close(s, "Q @ K^T equals general_scores", QK, bridged);
     s.note("Project the decoder states into queries and the encoder states into keys, and the "
            "general score is the matrix of query-key dot products: the unscaled attention scores "
            "of a transformer, here with queries from one sequence and keys from another "

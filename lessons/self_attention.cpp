@@ -52,7 +52,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     view.in(s, "attn_scores", plain_scores);
     view.show(s, "attn_weights", plain_weights, tok, cols);
     s.attention_weights();
-    s.check(rows_sum_to_one("attn_weights", plain_weights));
+    check_rows_sum_to_one(s, "attn_weights", plain_weights);
     s.note("Softmax keeps every weight positive and each row a distribution over the tokens; "
            "the largest score of a row gets the largest share.");
   }
@@ -120,7 +120,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     view.show(s, "attn_weights", weights, tok, cols);
     s.attention_weights();
     view.show(s, "attn_weights.sum(dim=-1)", row_sums(weights), cols);
-    s.check(rows_sum_to_one("attn_weights", weights));
+    check_rows_sum_to_one(s, "attn_weights", weights);
   }
   const Ten3 context = matmul(weights, values);  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
   {

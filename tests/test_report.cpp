@@ -4,10 +4,13 @@
 // (Exact whole-lesson output is the golden tests' job; these check the parts and their order.)
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "report/manifest.hpp"
 #include "report/stage.hpp"
 #include "report/text_sink.hpp"
 
@@ -50,7 +53,7 @@ Report sample_report() {
       .in("keys", x)
       .show("attn_scores", scores)
       .note("Each score says how much one token cares about another.")
-      .check("scores are finite");
+      .check("scores are finite", "non-finite scores", 0.0, attn::report::Relation::AtMost, 0.0);
   r.stage("Weights").show("attn_weights", scores).table({"token", "sum"}, {{"Your", "1.0000"}});
   return r;
 }
@@ -80,7 +83,7 @@ TEST_CASE("Report::stage numbers stages from 1 in the order they are added") {
   CHECK(r.stages()[1].equation.empty());
   // Lessons hold on to a Stage& while adding later ones; it must still be the same stage.
   first.note("added late");
-  second.check("also late");
+  second.check("also late", "v", 0.0, attn::report::Relation::AtMost, 0.0);
   CHECK(r.stages()[0].items.size() == 1);
   CHECK(r.stages()[1].items.size() == 1);
 }
@@ -89,7 +92,7 @@ TEST_CASE("Stage::outputs lists the shown tensors only, in order") {
   const Mat a = xt::zeros<float>({2, 3});
   const attn::Ten3 b = xt::zeros<float>({4, 2, 2});
   Stage s;
-  s.in("x", a).show("first", a).note("n").show("second", b).table({"h"}, {{"v"}}).check("c");
+  s.in("x", a).show("first", a).note("n").show("second", b).table({"h"}, {{"v"}}).check("c", "v", 0.0, attn::report::Relation::AtMost, 0.0);
   const auto outs = s.outputs();
   REQUIRE(outs.size() == 2);
   CHECK(outs[0].name == "first");
@@ -135,7 +138,7 @@ TEST_CASE("TextSink prints the header and each stage with its equation and shape
   CHECK(contains(out, "    out: attn_scores (2, 2)\n"));
   CHECK(contains(out, "attn_scores (2, 2)\ntensor([[ 0.5000,  0.2500],\n        [-1.0000,  2.0000]])\n"));
   CHECK(contains(out, "Each score says how much one token cares about another.\n"));
-  CHECK(contains(out, "check: scores are finite\n"));
+  CHECK(contains(out, "check passed: scores are finite (non-finite scores = 0 <= 0)\n"));
   // A stage without an equation goes straight to its shapes.
   CHECK(contains(out, "[3/3] Weights\n    out: attn_weights (2, 2)\n"));
   // Row labels reach the printed tensor.
@@ -156,7 +159,7 @@ TEST_CASE("TextSink in shapes-only mode keeps the shapes and drops the values") 
   CHECK(contains(out, "[2/3] Scores"));
   CHECK(contains(out, "    in:  queries (2, 3), keys (2, 3)\n"));
   CHECK(contains(out, "    out: attn_scores (2, 2)\n"));
-  CHECK(contains(out, "check: scores are finite"));  // narration and checks stay
+  CHECK(contains(out, "check passed: scores are finite"));  // narration and checks stay
 }
 
 TEST_CASE("TextSink passes the print options to the tensors") {
@@ -207,4 +210,105 @@ TEST_CASE("fixed and scientific format numbers for checks and tables") {
   CHECK(attn::report::fixed(-2.0, 2) == "-2.00");
   CHECK(attn::report::scientific(12345.0, 2) == "1.23e+04");
   CHECK(attn::report::scientific(0.000123, 1) == "1.2e-04");
+}
+
+// ------------------------------------------------------------------------------- checks
+
+using attn::report::check_text;
+using attn::report::CheckItem;
+using attn::report::Relation;
+
+// The one check a stage holds.
+const CheckItem& only_check(const Stage& s) {
+  const CheckItem* found = nullptr;
+  for (const auto& item : s.items)
+    if (const auto* c = std::get_if<CheckItem>(&item)) found = c;
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+TEST_CASE("a check is decided by its value and bound, never by its sentence") {
+  Report r;
+  auto& s = r.stage("s");
+  s.check("rows sum to 1", "max |sum - 1|", 5.96e-8, Relation::AtMost, 1e-6);
+  CHECK(std::get<CheckItem>(s.items.back()).passed);
+  CHECK(check_text(std::get<CheckItem>(s.items.back())) ==
+        "check passed: rows sum to 1 (max |sum - 1| = 5.96e-08 <= 1e-06)");
+  s.check("rows sum to 1", "max |sum - 1|", 0.112, Relation::AtMost, 0.1);
+  CHECK_FALSE(std::get<CheckItem>(s.items.back()).passed);
+  CHECK(check_text(std::get<CheckItem>(s.items.back())) == "check FAILED: rows sum to 1 (max |sum - 1| = 0.112 > 0.1)");
+  s.check("the state differs", "max |diff|", 0.0, Relation::AtLeast, 1e-6);
+  CHECK(check_text(std::get<CheckItem>(s.items.back())) == "check FAILED: the state differs (max |diff| = 0 < 1e-06)");
+  // The bound itself passes: <= and >= are inclusive.
+  s.check("exact", "max |diff|", 0.0, Relation::AtMost, 0.0);
+  CHECK(std::get<CheckItem>(s.items.back()).passed);
+}
+
+TEST_CASE("NaN fails every check, whichever way the bound points") {
+  const double nan = std::nan("");
+  CHECK_FALSE(attn::report::holds(nan, Relation::AtMost, 1e30));
+  CHECK_FALSE(attn::report::holds(nan, Relation::AtLeast, -1e30));
+  Report r;
+  r.stage("s").check("rows sum to 1", "max |sum - 1|", nan, Relation::AtMost, 1e-6);
+  const CheckItem& c = only_check(r.stages().front());
+  CHECK_FALSE(c.passed);
+  CHECK(check_text(c) == "check FAILED: rows sum to 1 (max |sum - 1| = nan, not <= 1e-06)");
+}
+
+TEST_CASE("a question answers yes or no and explains a no; it never fails the lesson") {
+  Report r;
+  r.stage("a").question("do the fills agree here?", "max |diff|", 0.0, Relation::AtMost, 0.0, "scores are huge");
+  r.stage("b").question("do the fills agree here?", "max |diff|", 1.0, Relation::AtMost, 0.0, "scores are huge");
+  r.stage("c").question("do the fills agree here?", "max |diff|", std::nan(""), Relation::AtMost, 0.0, "scores are huge");
+  CHECK(check_text(only_check(r.stages()[0])) == "question: do the fills agree here? yes (max |diff| = 0 <= 0)");
+  CHECK(check_text(only_check(r.stages()[1])) ==
+        "question: do the fills agree here? no (max |diff| = 1 > 0): scores are huge");
+  // NaN gets its own reason: the lesson's was written for numbers.
+  CHECK(contains(check_text(only_check(r.stages()[2])), "no (max |diff| = nan, not <= 0): the tensors compared hold NaN"));
+  CHECK(attn::report::failed_checks(r).empty());
+}
+
+TEST_CASE("failed_checks lists the failed invariants with their stages, in order") {
+  Report r;
+  r.stage("one").check("a", "v", 1.0, Relation::AtMost, 2.0);
+  r.stage("two").check("b", "v", 3.0, Relation::AtMost, 2.0).check("c", "v", 0.0, Relation::AtLeast, 1.0);
+  r.stage("three").question("d?", "v", 3.0, Relation::AtMost, 2.0);
+  const auto failed = attn::report::failed_checks(r);
+  REQUIRE(failed.size() == 2);
+  CHECK(failed[0].stage == 2);
+  CHECK(failed[0].check->text == "b");
+  CHECK(failed[1].check->text == "c");
+}
+
+TEST_CASE("measured prints values the way checks show them") {
+  CHECK(attn::report::measured(0.0) == "0");
+  CHECK(attn::report::measured(0.112) == "0.112");
+  CHECK(attn::report::measured(5.96e-8) == "5.96e-08");
+  CHECK(attn::report::measured(1e9) == "1.00e+09");
+  CHECK(attn::report::measured(std::nan("")) == "nan");
+  CHECK(attn::report::measured(-std::numeric_limits<double>::infinity()) == "-inf");
+}
+
+TEST_CASE("TextSink shows a failed check as failed, and keeps its numbers on one line") {
+  Report r;
+  r.stage("s").check("every row of a rather long tensor name sums to one as promised", "max |sum - 1|", 0.5,
+                     Relation::AtMost, 1e-6);
+  const std::string out = render(r);
+  CHECK(contains(out, "check FAILED: every row of a rather long tensor name sums to one as promised\n"
+                      "    (max |sum - 1| = 0.5 > 1e-06)\n"));
+}
+
+TEST_CASE("the manifest carries each check as text, value, bound and verdict") {
+  Report r;
+  r.header.lesson = "causal";
+  r.stage("s")
+      .check("rows sum to 1", "max |sum - 1|", std::nan(""), Relation::AtMost, 1e-6)
+      .question("same?", "max |diff|", 0.0, Relation::AtMost, 0.0);
+  const std::string j = attn::report::manifest_json(r.header, "attn lesson causal", r.stages(), true);
+  CHECK(contains(j, "\"format\": \"attn-manifest-2\""));
+  CHECK(contains(j, "\"checks\": {\"passed\": 0, \"failed\": 1, \"questions\": 1}"));
+  CHECK(contains(j, "{\"kind\": \"check\", \"text\": \"rows sum to 1\", \"measure\": \"max |sum - 1|\", "
+                    "\"value\": \"nan\", \"relation\": \"<=\", \"bound\": 9.9999999999999995e-07, \"passed\": false"));
+  CHECK(contains(j, "\"kind\": \"question\", \"text\": \"same?\""));
+  CHECK(contains(j, "\"passed\": true, \"answer\": \"yes\""));
 }

@@ -12,6 +12,7 @@
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
 #include "cli/render.hpp"
+#include "cli/verify.hpp"
 #include "lessons/presets.hpp"
 #include "lessons/registry.hpp"
 #include "report/text_sink.hpp"
@@ -21,6 +22,7 @@ namespace {
 using attn::UsageError;
 
 constexpr int kExitUsage = 2;
+constexpr int kExitCheckFailed = 3;  // a lesson's check failed: everything was printed, then this
 
 // Strict whole numbers: digits only, inside [lo, hi].
 std::uint64_t parse_number(const std::string& flag, const std::string& text, std::uint64_t lo,
@@ -193,7 +195,17 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   lesson->run(opts, report);
 
   attn::cli::render(report, output);
-  return 0;
+
+  // A failed check is not hidden in the middle of the output: once everything is printed, each
+  // one is named on stderr and the status says so.
+  const auto failed = attn::report::failed_checks(report);
+  if (failed.empty()) return 0;
+  std::cout.flush();
+  for (const auto& f : failed)
+    std::cerr << "attn: check failed in stage " << f.stage << ": " << f.check->text << " ("
+              << f.check->measure << " = " << attn::report::measured(f.check->value) << ", required "
+              << (f.check->relation == attn::report::Relation::AtMost ? "<= " : ">= ") << f.check->bound << ")\n";
+  return kExitCheckFailed;
 }
 
 }  // namespace
@@ -252,6 +264,14 @@ int main(int argc, char** argv) {
   CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
   hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
 
+  // attn verify: every lesson's checks over defaults, presets, seeds and sizes.
+  std::string verify_seeds, verify_lesson;
+  bool verify_list = false;
+  CLI::App* verify = app.add_subcommand("verify", "Run every lesson over its defaults, presets, many seeds and sizes; report every check");
+  verify->add_option("--seeds", verify_seeds, "Seeds 0..N-1 for each lesson (default 50)")->type_name("N");
+  verify->add_option("--lesson", verify_lesson, "Only this lesson")->type_name("NAME");
+  verify->add_flag("--list", verify_list, "Print every check of every run, not only the failures");
+
   try {
     app.parse(argc, argv);
     int status = 0;
@@ -261,6 +281,19 @@ int main(int argc, char** argv) {
       std::string command_line = "attn";
       for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
       status = run_lesson(raw, *lesson, command_line);
+    } else if (app.got_subcommand("verify")) {
+      attn::cli::VerifyOptions v;
+      if (verify->get_option("--seeds")->count()) v.seeds = parse_number("--seeds", verify_seeds, 0, 100000);
+      if (verify->get_option("--lesson")->count()) {
+        if (!attn::find_lesson(verify_lesson)) {
+          const std::string near = attn::closest_lesson(verify_lesson);
+          throw UsageError("unknown lesson '" + verify_lesson + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"),
+                           "--lesson", "a name from 'attn list'", verify_lesson);
+        }
+        v.lesson = verify_lesson;
+      }
+      v.list = verify_list;
+      status = attn::cli::verify(v, std::cout);
     } else if (app.got_subcommand("exercises")) {
       status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
     } else if (app.got_subcommand("check")) {

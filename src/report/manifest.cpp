@@ -41,12 +41,26 @@ std::string sanitize(const std::string& name) {
   return out.empty() ? "tensor" : out;
 }
 
-std::string number(float v) {
+std::string number(double v, const char* format = "%.9g") {
   if (std::isnan(v)) return "\"nan\"";
   if (std::isinf(v)) return v < 0 ? "\"-inf\"" : "\"inf\"";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));  // enough digits to read back the same float
+  std::snprintf(buf, sizeof buf, format, v);  // %.9g: enough digits to read back the same float
   return buf;
+}
+
+// {"kind": "check", "text": ..., "measure": ..., "value": ..., "relation": "<=", "bound": ...,
+//  "passed": true, "line": "check passed: ..."}; a question has kind "question", "answer" yes/no
+// and "because" when the answer is no.
+std::string check_json(const CheckItem& c) {
+  std::string j = "{\"kind\": " + std::string(c.question ? "\"question\"" : "\"check\"") +
+                  ", \"text\": " + json_string(c.text) + ", \"measure\": " + json_string(c.measure) +
+                  ", \"value\": " + number(c.value, "%.17g") + ", \"relation\": " +
+                  (c.relation == Relation::AtMost ? "\"<=\"" : "\">=\"") + ", \"bound\": " + number(c.bound, "%.17g") +
+                  ", \"passed\": " + (c.passed ? "true" : "false");
+  if (c.question) j += std::string(", \"answer\": ") + (c.passed ? "\"yes\"" : "\"no\"");
+  if (!c.because.empty()) j += ", \"because\": " + json_string(c.because);
+  return j + ", \"line\": " + json_string(check_text(c)) + "}";
 }
 
 // Nested lists in row-major order: [[1, 2], [3, 4]].
@@ -96,13 +110,19 @@ std::string tensor_file_name(const Stage& stage, std::size_t item_index) {
 std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
                           bool inline_values) {
   std::string j = "{\n";
-  j += "  \"format\": \"attn-manifest-1\",\n";
+  j += "  \"format\": \"attn-manifest-2\",\n";
   j += "  \"lesson\": " + json_string(header.lesson) + ",\n";
   j += "  \"title\": " + json_string(header.title) + ",\n";
   j += "  \"follows\": " + json_string(header.follows) + ",\n";
   j += "  \"command\": " + json_string(command) + ",\n";
   j += "  \"setting\": " + list_json(header.setting) + ",\n";
   j += "  \"reproduce\": " + list_json(header.reproduce) + ",\n";
+  std::size_t passed = 0, failed = 0, questions = 0;
+  for (const Stage& s : stages)
+    for (const Item& item : s.items)
+      if (const auto* c = std::get_if<CheckItem>(&item)) (c->question ? questions : c->passed ? passed : failed) += 1;
+  j += "  \"checks\": {\"passed\": " + std::to_string(passed) + ", \"failed\": " + std::to_string(failed) +
+       ", \"questions\": " + std::to_string(questions) + "},\n";
   j += "  \"stages\": [";
   for (std::size_t si = 0; si < stages.size(); ++si) {
     const Stage& s = stages[si];
@@ -114,9 +134,10 @@ std::string manifest_json(const Header& header, const std::string& command, cons
            ", \"shape\": " + shape_json(s.inputs[i].shape) + "}";
     j += "],\n     \"tensors\": [";
     bool first = true;
-    std::vector<std::string> checks;
+    std::string checks;
     for (std::size_t i = 0; i < s.items.size(); ++i) {
-      if (const auto* c = std::get_if<CheckItem>(&s.items[i])) checks.push_back(c->text);
+      if (const auto* c = std::get_if<CheckItem>(&s.items[i]))
+        checks += (checks.empty() ? "\n       " : ",\n       ") + check_json(*c);
       const auto* t = std::get_if<TensorItem>(&s.items[i]);
       if (!t) continue;
       j += first ? "\n" : ",\n";
@@ -134,7 +155,7 @@ std::string manifest_json(const Header& header, const std::string& command, cons
       j += "}";
     }
     j += first ? "]" : "\n     ]";
-    j += ",\n     \"checks\": " + list_json(checks) + "}";
+    j += ",\n     \"checks\": [" + checks + (checks.empty() ? "]}" : "\n     ]}");
   }
   j += "\n  ]\n}\n";
   return j;

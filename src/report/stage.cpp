@@ -1,5 +1,7 @@
 #include "report/stage.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -24,8 +26,36 @@ Stage& Stage::table(std::vector<std::string> header, std::vector<std::vector<std
   return *this;
 }
 
-Stage& Stage::check(std::string text) {
-  items.emplace_back(CheckItem{std::move(text)});
+bool holds(double value, Relation relation, double bound) {
+  if (std::isnan(value)) return false;
+  return relation == Relation::AtMost ? value <= bound : value >= bound;
+}
+
+Stage& Stage::check(std::string claim, std::string measure, double value, Relation relation, double bound) {
+  CheckItem c;
+  c.text = std::move(claim);
+  c.measure = std::move(measure);
+  c.value = value;
+  c.relation = relation;
+  c.bound = bound;
+  c.passed = holds(value, relation, bound);
+  items.emplace_back(std::move(c));
+  return *this;
+}
+
+Stage& Stage::question(std::string question, std::string measure, double value, Relation relation, double bound,
+                       std::string because_no) {
+  CheckItem c;
+  c.question = true;
+  c.text = std::move(question);
+  c.measure = std::move(measure);
+  c.value = value;
+  c.relation = relation;
+  c.bound = bound;
+  c.passed = holds(value, relation, bound);
+  // NaN answers every comparison with no; say that rather than a reason written for numbers.
+  if (!c.passed) c.because = std::isnan(value) ? "the tensors compared hold NaN, and NaN equals nothing" : std::move(because_no);
+  items.emplace_back(std::move(c));
   return *this;
 }
 
@@ -50,6 +80,41 @@ void deliver(const Report& report, Sink& sink) {
   sink.begin(report.header, total);
   for (const Stage& s : report.stages()) sink.stage(s, total);
   sink.end();
+}
+
+std::string measured(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == 0.0) return "0";
+  char buf[64];
+  const double a = std::fabs(value);
+  std::snprintf(buf, sizeof buf, a < 1e-3 || a >= 1e5 ? "%.2e" : "%.4g", value);
+  return buf;
+}
+
+std::string check_text(const CheckItem& c, char keep) {
+  // The comparison as it came out: "<=" when it holds, "> 1e-06" when it does not.
+  const bool at_most = c.relation == Relation::AtMost;
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%.3g", c.bound);
+  const std::string held = std::string(at_most ? " <= " : " >= ") + bound;
+  const std::string broken = std::isnan(c.value) ? std::string(", not") + held
+                                                 : std::string(at_most ? " > " : " < ") + bound;
+  std::string numbers = "(" + c.measure + " = " + measured(c.value) + (c.passed ? held : broken) + ")";
+  std::replace(numbers.begin(), numbers.end(), ' ', keep);
+  if (c.question)
+    return "question: " + c.text + (c.passed ? " yes " : " no ") + numbers +
+           (c.passed || c.because.empty() ? "" : ": " + c.because);
+  return std::string(c.passed ? "check passed: " : "check FAILED: ") + c.text + " " + numbers;
+}
+
+std::vector<FailedCheck> failed_checks(const Report& report) {
+  std::vector<FailedCheck> out;
+  for (const Stage& s : report.stages())
+    for (const Item& item : s.items)
+      if (const auto* c = std::get_if<CheckItem>(&item))
+        if (!c->question && !c->passed) out.push_back({s.index, c});
+  return out;
 }
 
 std::string fixed(double v, int decimals) {

@@ -35,10 +35,29 @@ struct TableItem {
   std::vector<std::vector<std::string>> rows;
 };
 
-// An invariant the learner should see hold ("rows sum to 1", "max |diff| = 0").
+// How a measured value is held against its bound.
+enum class Relation { AtMost, AtLeast };  // value <= bound, value >= bound
+
+// A check is decided by code, never by its sentence: a measured value, a bound, and the verdict.
+//
+// An invariant is a promise the lesson makes for every run ("every row of attn_weights sums to
+// 1"): when it fails, the lesson still prints everything, then says so on stderr and exits with
+// status 3. A question is asked of this run's numbers where the answer depends on the input ("do
+// -1e9 and -inf give the same weights here?"): yes and no are both honest answers, `because`
+// (computed by the lesson) explains a no, and the exit status does not change. NaN never passes.
 struct CheckItem {
-  std::string text;
+  bool question = false;
+  std::string text;     // the claim, or the question
+  std::string measure;  // what `value` is: "max |sum - 1|"
+  double value = 0.0;
+  Relation relation = Relation::AtMost;
+  double bound = 0.0;
+  bool passed = false;  // value relation bound; for a question, the answer yes
+  std::string because;  // a question's explanation when the answer is no, or ""
 };
+
+// value <= bound (or >=); false for NaN.
+bool holds(double value, Relation relation, double bound);
 
 using Item = std::variant<TensorItem, NoteItem, TableItem, CheckItem>;
 
@@ -73,7 +92,11 @@ struct Stage {
   Stage& attention_weights();
   Stage& note(std::string text);
   Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
-  Stage& check(std::string text);
+  // An invariant: `measure` = `value` must be <= (or >=) `bound`.
+  Stage& check(std::string claim, std::string measure, double value, Relation relation, double bound);
+  // A question this run's numbers answer; `because_no` is shown when the answer is no.
+  Stage& question(std::string question, std::string measure, double value, Relation relation, double bound,
+                  std::string because_no = "");
 
   // Shapes going out: every tensor the stage shows.
   std::vector<Shaped> outputs() const;
@@ -108,6 +131,21 @@ class Sink {
 };
 
 void deliver(const Report& report, Sink& sink);
+
+// "check passed: every row of w sums to 1 (max |sum - 1| = 5.96e-08 <= 1e-06)", or
+// "check FAILED: ...", or "question: ...? yes (...)" / "question: ...? no (...): because ...".
+// `keep` replaces the spaces inside the parenthesised numbers, so that a wrapping sink can keep
+// "(max |sum - 1| = 5.96e-08 <= 1e-06)" on one line.
+std::string check_text(const CheckItem& check, char keep = ' ');
+// A measured value as checks print it: "0", "0.112", "5.96e-08", "nan".
+std::string measured(double value);
+
+// The invariants that failed, with the stage each belongs to (questions never fail).
+struct FailedCheck {
+  std::size_t stage;
+  const CheckItem* check;
+};
+std::vector<FailedCheck> failed_checks(const Report& report);
 
 // Helpers for the numbers lessons put in checks and tables.
 std::string fixed(double v, int decimals);     // "%.4f"

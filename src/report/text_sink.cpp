@@ -1,5 +1,6 @@
 #include "report/text_sink.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace attn::report {
@@ -122,7 +123,10 @@ void TextSink::item(const Item& i) {
   } else if (const auto* tb = std::get_if<TableItem>(&i)) {
     out_ << "\n" << render_table(*tb);
   } else if (const auto* c = std::get_if<CheckItem>(&i)) {
-    out_ << "\n" << wrap(c->text, opts_.width, "check: ", "       ");
+    constexpr char kKeep = '\x01';  // the numbers stay on one line
+    std::string text = wrap(check_text(*c, kKeep), opts_.width, "", "    ");
+    std::replace(text.begin(), text.end(), kKeep, ' ');
+    out_ << "\n" << text;
   }
 }
 

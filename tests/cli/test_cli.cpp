@@ -199,3 +199,54 @@ TEST_CASE("README's test command is what CI runs") {
   CHECK(readme.find("bash scripts/setup.sh && cmake -S . -B build && cmake --build build -j2 && ./build/attn lesson causal") !=
         std::string::npos);
 }
+
+TEST_CASE("a failing check: everything is printed, each failure named on stderr, status 3") {
+  // Inputs of 1e30 overflow the scores to inf, softmax makes NaN, and the rows no longer sum to
+  // 1: a real failure, reached through the command line, not a test hook.
+  const std::string csv = std::string(ATTN_TEST_TMP) + "/huge_x.csv";
+  std::ofstream(csv) << "1e30,1e30,1e30\n2e30,-1e30,1e30\n";
+  const auto r = attn_run({"lesson", "causal", "--input", csv});
+  CHECK(r.status == 3);
+  CHECK(r.out.find("check FAILED: every row of attn_weights sums to 1") != std::string::npos);
+  CHECK(r.out.find("[10/10] Nothing leaks from the future") != std::string::npos);  // printed to the end
+  REQUIRE(!r.err.empty());
+  std::istringstream lines(r.err);
+  std::size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n)
+    CHECK_MESSAGE(line.rfind("attn: check failed in stage ", 0) == 0, line);
+  CHECK(n == 3);
+  CHECK(r.err.find("every row of attn_weights sums to 1 (max |sum - 1| = nan, required <= 1e-06)") != std::string::npos);
+
+  // The same verdicts in JSON, and the same status.
+  const auto j = attn_run({"lesson", "causal", "--input", csv, "--format", "json"});
+  CHECK(j.status == 3);
+  CHECK(j.out.find("\"checks\": {\"passed\": ") != std::string::npos);
+  CHECK(j.out.find("\"failed\": 3") != std::string::npos);
+  CHECK(j.out.find("\"passed\": false") != std::string::npos);
+}
+
+TEST_CASE("every check passes with the defaults, and says so") {
+  for (const char* lesson : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"}) {
+    CAPTURE(lesson);
+    const auto r = attn_run({"lesson", lesson});
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("check passed: ") != std::string::npos);
+    CHECK(r.out.find("check FAILED") == std::string::npos);
+  }
+}
+
+TEST_CASE("attn verify: options are checked like the lessons'") {
+  const auto near = attn_run({"verify", "--lesson", "casual"});
+  CHECK(near.status == 2);
+  CHECK(near.out.empty());
+  CHECK(near.err == "attn: error: unknown lesson 'casual' (did you mean 'causal'?) (--lesson: a name from 'attn list' vs casual)\n");
+  const auto seeds = attn_run({"verify", "--seeds", "x"});
+  CHECK(seeds.status == 2);
+  CHECK(count_lines(seeds.err) == 1);
+  const auto one = attn_run({"verify", "--lesson", "causal", "--seeds", "3", "--list"});
+  CHECK(one.status == 0);
+  CHECK(one.out.find("attn lesson causal --seed 2: [") != std::string::npos);
+  CHECK(one.out.find("attn lesson heads") == std::string::npos);
+  CHECK(one.out.find(" passed, 0 failed\n") != std::string::npos);
+}

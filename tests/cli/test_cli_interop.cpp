@@ -96,7 +96,7 @@ TEST_CASE("--dump writes every shown tensor and a manifest; the files load back 
   CHECK(r.err.empty());
   CHECK(r.out.find("[1/10]") != std::string::npos);  // the text still goes to stdout
   const std::string manifest = read_file(dump / "manifest.json");
-  CHECK(manifest.find("\"format\": \"attn-manifest-1\"") != std::string::npos);
+  CHECK(manifest.find("\"format\": \"attn-manifest-2\"") != std::string::npos);
   CHECK(manifest.find("\"lesson\": \"causal\"") != std::string::npos);
   CHECK(manifest.find("\"command\": \"attn lesson causal --dump") != std::string::npos);
   CHECK(manifest.find("\"title\": \"The causal mask\"") != std::string::npos);

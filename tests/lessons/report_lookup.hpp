@@ -37,13 +37,22 @@ inline const report::TensorItem& tensor(const report::Report& r, const std::stri
   return *found;
 }
 
-// Every check line of the lesson, in order.
-inline std::vector<std::string> checks(const report::Report& r) {
-  std::vector<std::string> out;
+// Every check and question of the lesson, in order.
+inline std::vector<report::CheckItem> checks(const report::Report& r) {
+  std::vector<report::CheckItem> out;
   for (const auto& s : r.stages())
     for (const auto& item : s.items)
-      if (const auto* c = std::get_if<report::CheckItem>(&item)) out.push_back(c->text);
+      if (const auto* c = std::get_if<report::CheckItem>(&item)) out.push_back(*c);
   return out;
+}
+
+// The one check or question whose text contains `part`.
+inline report::CheckItem check_with(const report::Report& r, const std::string& part) {
+  std::vector<report::CheckItem> found;
+  for (const auto& c : checks(r))
+    if (c.text.find(part) != std::string::npos) found.push_back(c);
+  REQUIRE_MESSAGE(found.size() == 1, found.size() << " checks contain '" << part << "'");
+  return found.front();
 }
 
 // The notes of one stage, in order.

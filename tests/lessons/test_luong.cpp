@@ -65,12 +65,6 @@ void check_rows_sum_to_one(const report::TensorItem& t) {
 }
 
 // The number after "max |diff| = " in a check's text, or NaN when it is not there.
-double max_diff_in(const std::string& text) {
-  const std::string key = "max |diff| = ";
-  const auto at = text.find(key);
-  if (at == std::string::npos) return std::nan("");
-  return std::strtod(text.c_str() + at + key.size(), nullptr);
-}
 
 LessonOptions short_sentences() {
   LessonOptions opts;
@@ -156,7 +150,10 @@ TEST_CASE("luong: softmax rows sum to 1 and the alignment is (T_tgt, S)") {
 
   std::size_t sum_checks = 0;
   for (const auto& c : checks(r))
-    if (c.find("sums to 1") != std::string::npos) ++sum_checks;
+    if (c.text.find("sums to 1") != std::string::npos) {
+      ++sum_checks;
+      CHECK(c.passed);
+    }
   CHECK(sum_checks == 2);
 }
 
@@ -184,13 +181,11 @@ TEST_CASE("luong: general scores with W_a = W_query W_key^T are Q K^T") {
   check_values(qk, {0.416850f, -0.294469f, -0.510861f, -0.373782f, 0.023590f, -0.354604f});
   for (std::size_t i = 0; i < qk.values.size(); ++i) CHECK(std::fabs(qk.values[i] - general.values[i]) < 1e-5f);
 
-  std::string bridge;
-  for (const auto& c : checks(r))
-    if (c.rfind("Q @ K^T equals general_scores", 0) == 0) bridge = c;
-  REQUIRE_MESSAGE(!bridge.empty(), "no bridge check");
-  const double diff = max_diff_in(bridge);
-  CHECK(diff >= 0.0);  // false for NaN: the number must be there
-  CHECK(diff < 1e-5);
+  const auto bridge = check_with(r, "Q @ K^T equals general_scores");
+  CHECK(bridge.value >= 0.0);  // false for NaN: the number must be there
+  CHECK(bridge.value <= bridge.bound);
+  CHECK(bridge.passed);
+  CHECK(bridge.value < 1e-5);
 }
 
 TEST_CASE("luong: --src, --tgt, --hidden, --d-in and --seed reach every shape") {
