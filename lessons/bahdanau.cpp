@@ -27,6 +27,7 @@
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
 #include "lessons/registry.hpp"
+#include "lessons/rnn_external.hpp"
 #include "lessons/seq2seq.hpp"
 
 namespace attn {
@@ -89,14 +90,156 @@ std::optional<std::pair<std::size_t, std::size_t>> first_repeat(const std::vecto
   return std::nullopt;
 }
 
+// Index of the largest entry (the first one on ties).
+std::size_t argmax_of(const Vec& v) {
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < v.size(); ++j)
+    if (v(j) > v(best)) best = j;
+  return best;
+}
+
 // "(8, 16)"
 std::string dims(std::size_t a, std::size_t b) { return "(" + num(a) + ", " + num(b) + ")"; }
+
+
+// --states: the encoder and decoder states come from files, so the lesson starts at the
+// alignment model. The scoring weights come from --weights, or are drawn from the seed.
+void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
+  const RnnStates st = rnn_states(opts, "s", "h_");
+  const std::size_t S = st.S, T = st.T, d_enc = st.d_enc, d_s = st.d_s;
+  const bool from_files = !opts.weights.empty();
+  if (from_files && opts.seed)
+    throw UsageError("--seed has nothing to draw: --states and --weights give every tensor", "--seed",
+                     "no --seed with --states and --weights", "--seed " + num(*opts.seed));
+  const std::uint64_t seed = opts.seed.value_or(2014);
+
+  Mat W_a, U_a;  // (d_a, d_s), (d_a, d_enc), as nn.Linear keeps them
+  Vec v_a;       // (d_a,)
+  std::size_t d_a = d_s;  // drawn weights: d_a = d_s, as the seeded lesson's d_a = d_h
+  if (from_files) {
+    W_a = rnn_weight(opts, "W_a", {"d_a", 0}, {"d_s", d_s});  // (d_a, d_s)
+    d_a = W_a.shape()[0];
+    U_a = rnn_weight(opts, "U_a", {"d_a", d_a}, {"d_enc", d_enc});  // (d_a, d_enc)
+    v_a = rnn_vector(opts, "v_a", {"d_a", d_a});                     // (d_a,)
+  } else {
+    TorchGenerator gen(seed);
+    W_a = make_linear(gen, d_s, d_a, false).weight;      // (d_a, d_s)
+    U_a = make_linear(gen, d_enc, d_a, false).weight;    // (d_a, d_enc)
+    v_a = row(make_linear(gen, d_a, 1, false).weight, 0);  // (1, d_a) -> (d_a,)
+  }
+
+  const std::string dir = opts.states_dir;
+  std::vector<std::string> setting = {"states from " + dir, "source states " + num(S),
+                                      "decoder states " + num(T), "d_enc " + num(d_enc), "d_s " + num(d_s),
+                                      "d_a " + num(d_a)};
+  std::vector<std::string> reproduce = {"H = " + py_load(dir, "H") + "  # (S, d_enc)",
+                                        "s = " + py_load(dir, "s") + (st.one_query ? "  # (d_s,)" : "  # (T, d_s)")};
+  if (from_files) {
+    setting.push_back(layout_name(opts));
+    const bool math = !opts.weights_torch_layout;
+    reproduce.push_back("W_a = " + py_load(opts.weights_dir, "W_a", math) + "  # (d_a, d_s)");
+    reproduce.push_back("U_a = " + py_load(opts.weights_dir, "U_a", math) + "  # (d_a, d_enc)");
+    reproduce.push_back("v_a = " + py_load(opts.weights_dir, "v_a") + ".reshape(-1)  # (d_a,)");
+  } else {
+    setting.insert(setting.begin() + 1, "seed " + num(seed) + " (the alignment model)");
+    reproduce.push_back("torch.manual_seed(" + num(seed) + ")");
+    reproduce.push_back("W_a = nn.Linear(" + num(d_s) + ", " + num(d_a) + ", bias=False).weight.detach()");
+    reproduce.push_back("U_a = nn.Linear(" + num(d_enc) + ", " + num(d_a) + ", bias=False).weight.detach()");
+    reproduce.push_back("v_a = nn.Linear(" + num(d_a) + ", 1, bias=False).weight.detach().reshape(-1)");
+  }
+  reproduce.push_back("e = torch.tanh((s @ W_a.T).unsqueeze(-2) + H @ U_a.T) @ v_a");
+  reproduce.push_back("alpha = torch.softmax(e, dim=-1); c = alpha @ H");
+  out.header = {"bahdanau", "Bahdanau attention: additive scoring",
+                "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
+                setting, reproduce};
+
+  {
+    auto& s = out.stage("The encoder and decoder states, from --states",
+                        "h_j = row j of H    (S, d_enc)\n"
+                        "s = the decoder state that asks    (d_s,), or one per row (T, d_s)");
+    s.show("H", st.H, st.src);
+    if (st.one_query) s.show("s", row(st.queries, 0));
+    else s.show("s", st.queries, st.tgt);
+    s.note("The lesson's own embeddings, encoder and decoder are skipped: H comes from " + dir +
+           "/H.npy, " + shape_str({S, d_enc}) + ", and s from " + dir + "/s.npy, " +
+           (st.one_query ? shape_str({d_s}) : shape_str({T, d_s})) +
+           ". In Bahdanau's model H holds the bidirectional encoder's states and s is the decoder's "
+           "previous state s_{i-1}; the lesson scores with whatever the files hold.");
+    if (!st.one_query)
+      s.note("Each row of s is one decoder state; each is scored on its own against every h_j.");
+  }
+
+  const Mat Uh = additive_keys(st.H, U_a);  // (S, d_enc) @ (d_enc, d_a) -> (S, d_a)
+  {
+    auto& s = out.stage("The alignment model, and U_a h_j once for all queries",
+                        "e_j = v_a^T tanh(W_a s + U_a h_j)\n"
+                        "U_a h = H @ U_a^T    (S, d_enc) @ (d_enc, d_a) -> (S, d_a)");
+    s.in("H", st.H);
+    s.show("W_a", W_a).show("U_a", U_a).show("v_a", v_a);
+    s.note(from_files ? "W_a, U_a and v_a come from --weights " + opts.weights_dir + " (" +
+                            (opts.weights_torch_layout ? "torch layout (out, in)"
+                                                       : "math layout (in, out), shown transposed") +
+                            "). They are shown as nn.Linear keeps them, (out, in), as the equation uses them."
+                      : "W_a, U_a and v_a are drawn after torch.manual_seed(" + num(seed) +
+                            ") as nn.Linear weights, d_a = d_s = " + num(d_a) +
+                            "; --weights DIR gives your own (W_a.npy, U_a.npy, v_a.npy).");
+    s.show("U_a h", Uh, st.src);
+  }
+
+  Mat Ws = xt::empty<float>({T, d_a});  // (T, d_a): W_a s for every query
+  Mat e = xt::empty<float>({T, S});     // (T, S)
+  for (std::size_t i = 0; i < T; ++i) {
+    xt::view(Ws, i, xt::all()) = matvec(W_a, row(st.queries, i));           // (d_a, d_s) @ (d_s,) -> (d_a,)
+    xt::view(e, i, xt::all()) = additive_scores_from(row(Ws, i), Uh, v_a);  // (S,)
+  }
+  const Mat alpha = softmax_rows(e);  // (T, S)
+  Mat c = xt::empty<float>({T, d_enc});  // (T, d_enc)
+  for (std::size_t i = 0; i < T; ++i) xt::view(c, i, xt::all()) = weighted_sum(row(alpha, i), st.H);  // (d_enc,)
+  {
+    auto& s = out.stage("Score every source word",
+                        "e_j = v_a^T tanh(W_a s + U_a h_j)    for j = 1..S");
+    if (st.one_query) s.in("s", row(st.queries, 0));
+    else s.in("s", st.queries);
+    s.in("U_a h", Uh).in("v_a", v_a);
+    if (st.one_query) {
+      const Vec Ws0 = row(Ws, 0);  // (d_a,)
+      Mat pre = Uh;                // (S, d_a)
+      for (std::size_t j = 0; j < S; ++j)
+        for (std::size_t a = 0; a < d_a; ++a) pre(j, a) += Ws0(a);  // broadcast (d_a,) over S rows
+      const Mat act = xt::tanh(pre);  // (S, d_a)
+      s.show("W_a s", Ws0).show("W_a s + U_a h", pre, st.src).show("tanh(W_a s + U_a h)", act, st.src);
+      s.show("e", row(e, 0), {}, st.src);
+    } else {
+      s.show("W_a s", Ws, st.tgt).show("e", e, st.tgt, st.src);
+    }
+  }
+  {
+    auto& s = out.stage("Weights and context", "alpha = softmax(e)\nc = sum_j alpha_j h_j = alpha @ H");
+    if (st.one_query) s.in("e", row(e, 0));
+    else s.in("e", e);
+    s.in("H", st.H);
+    if (st.one_query) s.show("alpha", row(alpha, 0), {}, st.src);
+    else s.show("alpha", alpha, st.tgt, st.src);
+    s.attention_weights();
+    if (st.one_query) s.show("c", row(c, 0));
+    else s.show("c", c, st.tgt);
+    check_rows_sum_to_one(s, "alpha", alpha);
+    const std::size_t top = argmax_of(row(alpha, 0));
+    s.note("c is as wide as one encoder state, d_enc = " + num(d_enc) + ", whatever S is. " +
+           (st.one_query ? std::string("The largest weight, ") + report::fixed(alpha(0, top), 4) + ", is on " +
+                               st.src[top] + " (row " + num(top + 1) + " of H)."
+                         : std::string("Row i of alpha weighs H for decoder state i.")) +
+           " The decoder's next state would read c; that needs the decoder RNN, which is not in the "
+           "files (run without --states for the whole model).");
+  }
+}
 
 }  // namespace
 
 void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
+  if (!opts.states_dir.empty()) return bahdanau_from_states(opts, out);
   const Seq2SeqSetup set = seq2seq_setup(opts, 2014);  // the paper's year
-  const std::size_t d_in = set.d_in, d_h = set.d_h, d_a = d_h;  // one width fewer to follow
+  const std::size_t d_in = set.d_in, d_h = set.d_h;
   const std::size_t S = set.src.tokens.size(), T_tgt = set.tgt.tokens.size();
   const auto& src = set.src.tokens;
   const auto& tgt = set.tgt.tokens;
@@ -104,31 +247,54 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
   const Mat& y = set.tgt.x;          // (T_tgt, d_in)
   const Vec y_0 = row(set.start.x, 0);  // embed("<s>"): (d_in,)
 
+  // --weights: the alignment model from files, read before anything is drawn so that d_a is known.
+  const bool from_files = !opts.weights.empty();
+  const Mat W_a_file = from_files ? rnn_weight(opts, "W_a", {"d_a", 0}, {"d_h", d_h}) : Mat{};  // (d_a, d_h)
+  const std::size_t d_a = from_files ? W_a_file.shape()[0] : d_h;  // d_a = d_h unless the files say otherwise
+  const Mat U_a_file = from_files ? rnn_weight(opts, "U_a", {"d_a", d_a}, {"2 d_h", 2 * d_h}) : Mat{};  // (d_a, 2 d_h)
+  const Vec v_a_file = from_files ? rnn_vector(opts, "v_a", {"d_a", d_a}) : Vec{};  // (d_a,)
+
   const std::string din = num(d_in), dh = num(d_h), da = num(d_a), dh2 = num(2 * d_h);
   std::vector<std::string> setting = set.setting();
   setting.push_back("d_a " + da);
+  if (from_files) setting.push_back(layout_name(opts));
+  std::vector<std::string> reproduce = {"torch.manual_seed(" + num(set.seed) + ")",
+                                        "enc_fwd = nn.RNNCell(" + din + ", " + dh + ")",
+                                        "enc_bwd = nn.RNNCell(" + din + ", " + dh + ")",
+                                        "W_s = nn.Linear(" + dh + ", " + dh + ")",
+                                        "W_a = nn.Linear(" + dh + ", " + da + ", bias=False)",
+                                        "U_a = nn.Linear(" + dh2 + ", " + da + ", bias=False)",
+                                        "v_a = nn.Linear(" + da + ", 1, bias=False)",
+                                        "decoder = nn.RNNCell(" + num(d_in + 2 * d_h) + ", " + dh + ")"};
+  if (from_files) {
+    const bool math = !opts.weights_torch_layout;
+    reproduce.push_back("W_a.weight.data = " + py_load(opts.weights_dir, "W_a", math) + "  # drawn, then replaced");
+    reproduce.push_back("U_a.weight.data = " + py_load(opts.weights_dir, "U_a", math));
+    reproduce.push_back("v_a.weight.data = " + py_load(opts.weights_dir, "v_a") + ".reshape(1, -1)");
+  }
+  if (opts.input) reproduce.push_back(py_input_line(*opts.input));
+  reproduce.push_back(std::string("# embed(w): torch.manual_seed(fnv1a32(w.lower())); torch.rand(") + din + ")" +
+                      (opts.input ? ", for the target words and <s>" : ""));
   out.header = {"bahdanau", "Bahdanau attention: additive scoring",
                 "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
-                setting,
-                {"torch.manual_seed(" + num(set.seed) + ")",
-                 "enc_fwd = nn.RNNCell(" + din + ", " + dh + ")",
-                 "enc_bwd = nn.RNNCell(" + din + ", " + dh + ")",
-                 "W_s = nn.Linear(" + dh + ", " + dh + ")",
-                 "W_a = nn.Linear(" + dh + ", " + da + ", bias=False)",
-                 "U_a = nn.Linear(" + dh2 + ", " + da + ", bias=False)",
-                 "v_a = nn.Linear(" + da + ", 1, bias=False)",
-                 "decoder = nn.RNNCell(" + num(d_in + 2 * d_h) + ", " + dh + ")",
-                 "# embed(w): torch.manual_seed(fnv1a32(w.lower())); torch.rand(" + din + ")"}};
+                setting, reproduce};
 
-  // Every module, drawn from one generator in the order the header lists them.
+  // Every module, drawn from one generator in the order the header lists them (a module whose
+  // weight comes from --weights is still drawn, as in PyTorch, then its weight is replaced).
   TorchGenerator gen(set.seed);
   const RnnCell enc_fwd = make_rnn_cell(gen, d_in, d_h);          // weight_ih (d_h, d_in)
   const RnnCell enc_bwd = make_rnn_cell(gen, d_in, d_h);          // weight_ih (d_h, d_in)
   const Linear W_s = make_linear(gen, d_h, d_h, true);            // weight (d_h, d_h)
-  const Linear W_a = make_linear(gen, d_h, d_a, false);           // weight (d_a, d_h)
-  const Linear U_a = make_linear(gen, 2 * d_h, d_a, false);       // weight (d_a, 2 d_h)
-  const Linear v_a = make_linear(gen, d_a, 1, false);             // weight (1, d_a)
+  Linear W_a = make_linear(gen, d_h, d_a, false);                 // weight (d_a, d_h)
+  Linear U_a = make_linear(gen, 2 * d_h, d_a, false);             // weight (d_a, 2 d_h)
+  Linear v_a = make_linear(gen, d_a, 1, false);                   // weight (1, d_a)
   const RnnCell decoder = make_rnn_cell(gen, d_in + 2 * d_h, d_h);  // weight_ih (d_h, d_in + 2 d_h)
+  if (from_files) {
+    W_a.weight = W_a_file;                                           // (d_a, d_h)
+    U_a.weight = U_a_file;                                           // (d_a, 2 d_h)
+    v_a.weight = xt::empty<float>({std::size_t{1}, d_a});            // (1, d_a)
+    std::copy(v_a_file.begin(), v_a_file.end(), v_a.weight.begin());
+  }
   const Vec v_a_vec = row(v_a.weight, 0);                         // (d_a,)
 
   {
@@ -189,6 +355,10 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     s.show("W_a.weight", W_a.weight).show("U_a.weight", U_a.weight).show("v_a.weight", v_a.weight);
     s.note("One feed-forward layer of d_a tanh units for every (i, j): W_a reads a decoder state, "
            "U_a an encoder state, v_a makes one score. nn.Linear stores each weight (out, in).");
+    if (from_files)
+      s.note("W_a, U_a and v_a come from --weights " + opts.weights_dir + " (" +
+             (opts.weights_torch_layout ? "torch layout (out, in)" : "math layout (in, out), shown transposed") +
+             "), not from the seed; everything else is drawn as the header says.");
     s.show("U_a h", Uh, src);
     s.note("U_a h_j does not depend on the decoder step i, so it is computed once, before the "
            "loop: S * d_a * 2 d_h = " + num(S * d_a * 2 * d_h) + " multiply-adds, not T_tgt * " +
@@ -297,10 +467,17 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
       s.question("does the alignment ignore the decoder here, every entry within 0.01 of these weights?",
                  "max |alignment - softmax(v_a^T U_a h)|", gap, Relation::AtMost, 0.01,
                  "the pre-activations are large enough for tanh to bend, so W_a s_{i-1} moves the weights");
+      float widest = 0.0f;  // largest |W_a s_{i-1} + U_a h_j| over every step and word
+      for (const Step& st : steps)
+        for (float p : st.pre) widest = std::max(widest, std::fabs(p));
+      const double slope = widest > 0.0f ? std::tanh(widest) / widest : 1.0;  // tanh(p) / p at the widest p
       s.note("These weights leave the decoder out. The query enters only as W_a s_{i-1}, the same "
-             "for every j; where tanh is nearly linear (small pre-activations, as here), "
-             "e_ij ~ v_a^T W_a s_{i-1} + v_a^T U_a h_j and softmax cancels the first term. The "
-             "decoder steers attention only through the bend of tanh, which training must exploit.");
+             "for every j; where tanh is nearly linear, e_ij ~ v_a^T W_a s_{i-1} + v_a^T U_a h_j "
+             "and softmax cancels the first term. Here the largest |W_a s_{i-1} + U_a h_j| is " +
+             report::fixed(widest, 4) + ", where tanh(p) / p = " + report::fixed(slope, 4) +
+             (slope >= 0.9 ? ": tanh is close to linear over every pre-activation of this run."
+                           : ": tanh bends noticeably there, so the cancellation is only approximate (the question above measures how far).") +
+             " The decoder steers attention only through the bend of tanh, which training must exploit.");
     }
   }
 

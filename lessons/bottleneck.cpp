@@ -15,6 +15,7 @@
 #include "core/rnn.hpp"
 #include "lessons/checks.hpp"
 #include "lessons/registry.hpp"
+#include "lessons/rnn_external.hpp"
 #include "lessons/seq2seq.hpp"
 
 namespace attn {
@@ -55,6 +56,18 @@ std::string bar(float x, float top, std::size_t width) {
 
 std::string sci(double v) { return report::scientific(v, 2); }
 
+// What the numbers of one sensitivity row do, read off them: "The gradient falls steadily from
+// the last word to the first." or where it does not.
+std::string trend(const std::string& what, const Vec& v, const std::vector<std::string>& words) {
+  const std::size_t S = v.size();
+  if (S == 1) return what + " has one word to measure.";
+  for (std::size_t j = 0; j + 1 < S; ++j)
+    if (!(v(j) < v(j + 1)))
+      return what + " does not fall steadily towards the first word: " + words[j] + " (" + std::to_string(j + 1) +
+             ") " + sci(v(j)) + " >= " + words[j + 1] + " (" + std::to_string(j + 2) + ") " + sci(v(j + 1)) + ".";
+  return what + " falls steadily from the last word to the first.";
+}
+
 }  // namespace
 
 void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
@@ -70,7 +83,9 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
                 set.setting(),
                 {"torch.manual_seed(" + std::to_string(set.seed) + ")",
                  "encoder = nn.RNNCell(" + din + ", " + dh + ")",
-                 "decoder = nn.RNNCell(" + din + " + " + dh + ", " + dh + ")"}};
+                 "decoder = nn.RNNCell(" + din + " + " + dh + ", " + dh + ")",
+                 opts.input ? py_input_line(*opts.input)
+                            : "# x: each word's torch.manual_seed(fnv1a32(w.lower())); torch.rand(" + din + ")"}};
 
   {
     auto& s = out.stage("A sentence and its translation, as vectors", "x_j = embed(source word j);  y_i = embed(target word i)");
@@ -169,18 +184,20 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
     s.note("Two measurements of the same question. The gradient is the exact sensitivity of c to a "
            "small change in x_j, back-propagated through every later step (each step multiplies by "
            "W_hh and by tanh' <= 1). The replacement swaps word j for the vector of \"<unk>\" and "
-           "re-runs the encoder. Both fall from the last word towards the first.");
+           "re-runs the encoder. " + trend("The gradient", grad, src) + " " + trend("The replacement", replaced, src));
   }
 
   // The same measurement for longer and longer sentences.
   std::vector<std::vector<std::string>> sweep;
   std::vector<std::vector<std::string>> ramps;
+  std::vector<double> ratios;  // first / last for each length
   for (std::size_t len : kLengths) {
     const TokenInput sentence = numbered_sentence(len, d_in);            // (len, d_in)
     const Vec g = final_state_sensitivity(encoder, rnn_forward(encoder, sentence.x));  // (len,)
     sweep.push_back({std::to_string(len), std::to_string(len * d_in), dh, sci(g(0)), sci(g(len / 2)),
                      sci(g(len - 1)), sci(g(0) / g(len - 1))});
     ramps.push_back({std::to_string(len), "|" + log_ramp(g) + "|"});
+    ratios.push_back(static_cast<double>(g(0)) / g(len - 1));
   }
   {
     auto& s = out.stage("Longer sentences, same c", "||d c / d x_j|| for S = 4, 8, 16, 32, 64");
@@ -188,10 +205,26 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
     s.table({"S", "||d c / d x_j||, one character per position j = 1..S"}, ramps);
     s.note("Scale: one character per power of ten. @ marks the largest value of the row, % about "
            "10x less, # 100x less, then * + = - : . and a blank for 1e-9 of the largest or less.");
+    const double first_short = ratios.front(), first_long = ratios.back();  // first / last at S = 4 and 64
+    const double decades = std::log10(first_short / first_long);
+    std::string fading = "first / last goes from " + sci(first_short) + " at S = " + std::to_string(kLengths[0]) +
+                         " to " + sci(first_long) + " at S = " + std::to_string(kLengths[4]);
+    if (first_long == 0.0)
+      fading += ": as the sentence grows, the first word's influence on c shrinks until it underflows "
+                "float32 to exactly 0, and by the time the decoder starts, the beginning of a long "
+                "sentence is gone.";
+    else if (decades >= 2.0)
+      fading += ": the first word's influence on c shrinks by " + std::to_string(static_cast<int>(decades)) +
+                " orders of magnitude as the sentence grows, and by the time the decoder starts, the "
+                "beginning of a long sentence is nearly gone.";
+    else if (decades > 0.0)
+      fading += ": the first word's influence on c shrinks as the sentence grows, by less than two orders "
+                "of magnitude with this encoder.";
+    else
+      fading += ": with this encoder the first word's influence on c does not shrink as the sentence grows.";
     s.note("The sentences are made-up words w1 .. wS with their own seeded vectors, read by the same "
-           "encoder. The numbers going in grow with S; the numbers coming out stay " + dh + ". And "
-           "the first words' influence on c shrinks by orders of magnitude as the sentence grows: "
-           "by the time the decoder starts, the beginning of a long sentence is nearly gone.");
+           "encoder. The numbers going in grow with S; the numbers coming out stay " + dh + ". And " +
+           fading);
     s.note("This is what attention removes: instead of one c, the decoder will look back at every "
            "h_j, with weights it chooses per target word (next: attn lesson bahdanau).");
   }

@@ -1,10 +1,10 @@
 // Lesson: Luong global attention (Luong, Pham, Manning 2015).
 //
-// A unidirectional RNN encoder reads the source sentence into one state h_s per word; an RNN
+// A unidirectional RNN encoder reads the source sentence into one state h_enc_s per word; an RNN
 // decoder starts from the last of them. At every target step t the decoder first takes its RNN
-// step to h_t, and only then attends: it scores h_t against every h_s (dot, general or concat),
+// step to h_t, and only then attends: it scores h_t against every h_enc_s (dot, general or concat),
 // turns the scores into weights a_t with softmax, mixes the encoder states into the context c_t,
-// and combines c_t with h_t into the attentional state h~_t = tanh(W_c [c_t ; h_t]). Bahdanau's
+// and combines c_t with h_t into the attentional state h~_t = tanh(W_att [c_t ; h_t]). Bahdanau's
 // decoder scores with the state before its step instead; the lesson sets the two orders side by
 // side. It ends with the bridge to transformers: the general score with W_a = W_query W_key^T is
 // exactly Q K^T, the unscaled self-attention scores.
@@ -25,6 +25,7 @@
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
 #include "lessons/registry.hpp"
+#include "lessons/rnn_external.hpp"
 #include "lessons/seq2seq.hpp"
 
 namespace attn {
@@ -102,10 +103,10 @@ struct Step {
 
 struct Weights {
   RnnCell encoder, decoder;
-  Linear W_general;  // weight (d_h, d_h) = W_a of the general score
-  Linear W_concat;   // weight (d_a, 2 d_h)
-  Linear v_a;        // weight (1, d_a)
-  Linear W_c;        // weight (d_h, 2 d_h)
+  Linear W_g;        // weight (d_h, d_h): the general score's matrix (the paper's W_a)
+  Linear W_c;        // weight (d_a, 2 d_h): the concat score's matrix (the paper's W_a)
+  Linear v_c;        // weight (1, d_a): the concat score's vector (the paper's v_a)
+  Linear W_att;      // weight (d_h, 2 d_h): Luong's W_c, the attentional layer
 };
 
 // One Luong step: RNN update first, then attention with the new state h_t.
@@ -113,57 +114,207 @@ Step luong_step(const Weights& w, const Mat& h_enc, const Vec& y_prev, const Vec
   Step s;
   s.h = rnn_step(w.decoder, y_prev, h_prev);  // (d_in,), (d_h,) -> (d_h,)
   s.e_dot = dot_scores(s.h, h_enc);           // (d_h,), (S, d_h) -> (S,)
-  s.e_general = general_scores(s.h, w.W_general.weight, h_enc);  // (S,)
-  const Vec v = row_of(w.v_a.weight, 0);                          // (1, d_a) -> (d_a,)
-  s.e_concat = concat_scores(s.h, h_enc, w.W_concat.weight, v);   // (S,)
+  s.e_general = general_scores(s.h, w.W_g.weight, h_enc);  // (S,)
+  const Vec v = row_of(w.v_c.weight, 0);                          // (1, d_a) -> (d_a,)
+  s.e_concat = concat_scores(s.h, h_enc, w.W_c.weight, v);   // (S,)
   s.a = softmax_rows(s.e_general);                                // (S,)
   s.c = weighted_sum(s.a, h_enc);                                 // (S,), (S, d_h) -> (d_h,)
   s.ch = concat(s.c, s.h);                                        // (2 d_h,)
-  s.h_tilde = tanh_of(matvec(w.W_c.weight, s.ch));                // (d_h, 2 d_h) @ (2 d_h,) -> (d_h,)
+  s.h_tilde = tanh_of(matvec(w.W_att.weight, s.ch));                // (d_h, 2 d_h) @ (2 d_h,) -> (d_h,)
   return s;
+}
+
+
+// --states: the encoder states and the decoder state(s) come from files, so the lesson starts
+// at the scores. The scoring weights come from --weights, or are drawn from the seed.
+void luong_from_states(const LessonOptions& opts, report::Report& out) {
+  const RnnStates st = rnn_states(opts, "h_t", "h_enc_");
+  const std::size_t S = st.S, T = st.T, d_enc = st.d_enc, d_t = st.d_s;
+  const bool from_files = !opts.weights.empty();
+  if (from_files && opts.seed)
+    throw UsageError("--seed has nothing to draw: --states and --weights give every tensor", "--seed",
+                     "no --seed with --states and --weights", "--seed " + num(*opts.seed));
+  const std::uint64_t seed = opts.seed.value_or(kDefaultSeed);
+
+  Mat W_g, W_c;  // (d_t, d_enc); (d_a, d_t + d_enc) as nn.Linear keeps it
+  Vec v_c;       // (d_a,)
+  std::size_t d_a = d_t;  // drawn weights: d_a = d_t, as the seeded lesson's d_a = d_h
+  if (from_files) {
+    W_g = bilinear_weight(opts, "W_g", {"d_t", d_t}, {"d_enc", d_enc});   // (d_t, d_enc)
+    W_c = rnn_weight(opts, "W_c", {"d_a", 0}, {"d_t + d_enc", d_t + d_enc});  // (d_a, d_t + d_enc)
+    d_a = W_c.shape()[0];
+    v_c = rnn_vector(opts, "v_c", {"d_a", d_a});  // (d_a,)
+  } else {
+    TorchGenerator gen(seed);
+    W_g = make_linear(gen, d_enc, d_t, false).weight;          // (d_t, d_enc)
+    W_c = make_linear(gen, d_t + d_enc, d_a, false).weight;    // (d_a, d_t + d_enc)
+    v_c = row_of(make_linear(gen, d_a, 1, false).weight, 0);  // (1, d_a) -> (d_a,)
+  }
+  const bool dot = d_t == d_enc;  // the dot score needs equal widths
+
+  const std::string dir = opts.states_dir;
+  std::vector<std::string> setting = {"states from " + dir, "source states " + num(S),
+                                      "decoder states " + num(T), "d_enc " + num(d_enc), "d_t " + num(d_t),
+                                      "d_a " + num(d_a)};
+  std::vector<std::string> reproduce = {"h_enc = " + py_load(dir, "H") + "  # (S, d_enc)",
+                                        "h_t = " + py_load(dir, "h_t") + (st.one_query ? "  # (d_t,)" : "  # (T, d_t)")};
+  if (from_files) {
+    setting.push_back(layout_name(opts));
+    reproduce.push_back("W_g = " + py_load(opts.weights_dir, "W_g") + "  # (d_t, d_enc), either layout");
+    reproduce.push_back("W_c = " + py_load(opts.weights_dir, "W_c", !opts.weights_torch_layout) + "  # (d_a, d_t + d_enc)");
+    reproduce.push_back("v_c = " + py_load(opts.weights_dir, "v_c") + ".reshape(-1)  # (d_a,)");
+  } else {
+    setting.insert(setting.begin() + 1, "seed " + num(seed) + " (the scoring weights)");
+    reproduce.push_back("torch.manual_seed(" + num(seed) + ")");
+    reproduce.push_back("W_g = nn.Linear(" + num(d_enc) + ", " + num(d_t) + ", bias=False).weight.detach()");
+    reproduce.push_back("W_c = nn.Linear(" + num(d_t + d_enc) + ", " + num(d_a) + ", bias=False).weight.detach()");
+    reproduce.push_back("v_c = nn.Linear(" + num(d_a) + ", 1, bias=False).weight.detach().reshape(-1)");
+  }
+  if (dot) reproduce.push_back("e_dot = h_t @ h_enc.T");
+  reproduce.push_back("e_general = h_t @ W_g @ h_enc.T");
+  reproduce.push_back("e_concat = torch.tanh((h_t @ W_c[:, :" + num(d_t) + "].T).unsqueeze(-2) + h_enc @ W_c[:, " +
+                      num(d_t) + ":].T) @ v_c");
+  reproduce.push_back("a = torch.softmax(e_general, dim=-1); c = a @ h_enc");
+  out.header = {"luong", "Luong attention: dot, general and concat scores",
+                "Luong, Pham, Manning (2015), Effective Approaches to Attention-based Neural "
+                "Machine Translation, as told in Evolution of Attention Mechanism",
+                setting, reproduce};
+
+  {
+    auto& s = out.stage("The encoder and decoder states, from --states",
+                        "h_enc_s = row s of H    (S, d_enc)\n"
+                        "h_t = the decoder state that asks    (d_t,), or one per row (T, d_t)");
+    s.show("h_enc", st.H, st.src);
+    if (st.one_query) s.show("h_t", row_of(st.queries, 0));
+    else s.show("h_t", st.queries, st.tgt);
+    s.note("The lesson's own embeddings, encoder and decoder are skipped: h_enc comes from " + dir +
+           "/H.npy, " + shape_str({S, d_enc}) + ", and h_t from " + dir + "/h_t.npy, " +
+           (st.one_query ? shape_str({d_t}) : shape_str({T, d_t})) +
+           ". In Luong's model h_t is the decoder's state after its RNN step; the lesson scores "
+           "with whatever the files hold.");
+  }
+
+  Mat e_dot = xt::zeros<float>({T, S}), e_general = xt::empty<float>({T, S}), e_concat = xt::empty<float>({T, S});  // (T, S) each
+  for (std::size_t t = 0; t < T; ++t) {
+    const Vec h = row_of(st.queries, t);  // (d_t,)
+    if (dot) xt::view(e_dot, t, xt::all()) = dot_scores(h, st.H);              // (S,)
+    xt::view(e_general, t, xt::all()) = general_scores(h, W_g, st.H);          // (S,)
+    xt::view(e_concat, t, xt::all()) = concat_scores(h, st.H, W_c, v_c);       // (S,)
+  }
+  {
+    auto& s = out.stage("Three scores for the same states",
+                        "dot:      e_dot(s) = h_t^T h_enc_s\n"
+                        "general:  e_general(s) = h_t^T W_g h_enc_s\n"
+                        "concat:   e_concat(s) = v_c^T tanh(W_c [h_t ; h_enc_s])");
+    if (st.one_query) s.in("h_t", row_of(st.queries, 0));
+    else s.in("h_t", st.queries);
+    s.in("h_enc", st.H);
+    s.show("W_g", W_g).show("W_c", W_c).show("v_c", v_c);
+    s.note(from_files ? "W_g, W_c and v_c come from --weights " + opts.weights_dir + " (W_c " +
+                            (opts.weights_torch_layout ? "in torch layout (out, in)"
+                                                       : "in math layout (in, out), shown transposed") +
+                            "; W_g is read as it stands in h_t^T W_g h_enc_s, (d_t, d_enc), in either layout)."
+                      : "W_g, W_c and v_c are drawn after torch.manual_seed(" + num(seed) +
+                            ") as nn.Linear weights, d_a = d_t = " + num(d_a) +
+                            "; --weights DIR gives your own (W_g.npy, W_c.npy, v_c.npy).");
+    for (const auto& [name, e] : {std::pair<const char*, const Mat*>{"e_dot", &e_dot}, {"e_general", &e_general},
+                                  {"e_concat", &e_concat}}) {
+      if (std::string(name) == "e_dot" && !dot) continue;
+      if (st.one_query) s.show(name, row_of(*e, 0), {}, st.src);
+      else s.show(name, *e, st.tgt, st.src);
+    }
+    if (!dot)
+      s.note("No dot score: it needs h_t and h_enc_s of the same width, and here d_t = " + num(d_t) +
+             " but d_enc = " + num(d_enc) + ". General and concat bridge the widths with their matrices.");
+  }
+  const Mat a = softmax_rows(e_general);  // (T, S)
+  Mat c = xt::empty<float>({T, d_enc});   // (T, d_enc)
+  for (std::size_t t = 0; t < T; ++t) xt::view(c, t, xt::all()) = weighted_sum(row_of(a, t), st.H);  // (d_enc,)
+  {
+    auto& s = out.stage("Weights and context (general score)", "a = softmax(e_general)\nc = sum_s a(s) h_enc_s = a @ h_enc");
+    if (st.one_query) s.in("e_general", row_of(e_general, 0));
+    else s.in("e_general", e_general);
+    s.in("h_enc", st.H);
+    if (st.one_query) s.show("a", row_of(a, 0), {}, st.src);
+    else s.show("a", a, st.tgt, st.src);
+    s.attention_weights();
+    if (st.one_query) s.show("c", row_of(c, 0));
+    else s.show("c", c, st.tgt);
+    check_rows_sum_to_one(s, "a", a);
+    const Vec a0 = row_of(a, 0);  // (S,)
+    const std::size_t top = argmax(a0);
+    s.note("c is as wide as one encoder state, d_enc = " + num(d_enc) + ". " +
+           (st.one_query ? "The largest weight, " + report::fixed(a0(top), 4) + ", is on " + at(st.src, top) + "."
+                         : std::string("Row t of a weighs h_enc for decoder state t.")) +
+           " The attentional state h~_t = tanh(W_att [c_t ; h_t]) needs the decoder's own layer, which is "
+           "not in the files (run without --states for the whole model).");
+  }
 }
 
 }  // namespace
 
 void lesson_luong(const LessonOptions& opts, report::Report& out) {
+  if (!opts.states_dir.empty()) return luong_from_states(opts, out);
   const Seq2SeqSetup set = seq2seq_setup(opts, kDefaultSeed);
-  const std::size_t d_in = set.d_in, d_h = set.d_h, d_a = d_h, d_k = kDk;
+  const std::size_t d_in = set.d_in, d_h = set.d_h, d_k = kDk;
   const std::size_t S = set.src.tokens.size(), T = set.tgt.tokens.size();
   const auto& src = set.src.tokens;
   const auto& tgt = set.tgt.tokens;
   const Mat& x = set.src.x;  // (S, d_in)
   const Mat& y = set.tgt.x;  // (T_tgt, d_in)
 
+  // --weights: the two scores' weights from files, read before anything is drawn (d_a from W_c.npy).
+  const bool from_files = !opts.weights.empty();
+  const Mat W_g_file = from_files ? bilinear_weight(opts, "W_g", {"d_h", d_h}, {"d_h", d_h}) : Mat{};  // (d_h, d_h)
+  const Mat W_c_file = from_files ? rnn_weight(opts, "W_c", {"d_a", 0}, {"2 d_h", 2 * d_h}) : Mat{};   // (d_a, 2 d_h)
+  const std::size_t d_a = from_files ? W_c_file.shape()[0] : d_h;  // d_a = d_h unless W_c.npy says otherwise
+  const Vec v_c_file = from_files ? rnn_vector(opts, "v_c", {"d_a", d_a}) : Vec{};  // (d_a,)
+
   const std::string h2 = num(2 * d_h);
   std::vector<std::string> setting = set.setting();
   setting.push_back("d_a " + num(d_a));
   setting.push_back("d_k " + num(d_k));
+  if (from_files) setting.push_back(layout_name(opts));
+  std::vector<std::string> reproduce = {"torch.manual_seed(" + std::to_string(set.seed) + ")",
+                                        "encoder = nn.RNNCell(" + num(d_in) + ", " + num(d_h) + ")",
+                                        "decoder = nn.RNNCell(" + num(d_in) + ", " + num(d_h) + ")",
+                                        "W_g = nn.Linear(" + num(d_h) + ", " + num(d_h) + ", bias=False)",
+                                        "W_c = nn.Linear(" + h2 + ", " + num(d_a) + ", bias=False)",
+                                        "v_c = nn.Linear(" + num(d_a) + ", 1, bias=False)",
+                                        "W_att = nn.Linear(" + h2 + ", " + num(d_h) + ", bias=False)",
+                                        "W_query = torch.rand(" + num(d_h) + ", " + num(d_k) + ")",
+                                        "W_key = torch.rand(" + num(d_h) + ", " + num(d_k) + ")"};
+  if (from_files) {
+    reproduce.push_back("W_g.weight.data = " + py_load(opts.weights_dir, "W_g") + "  # drawn, then replaced");
+    reproduce.push_back("W_c.weight.data = " + py_load(opts.weights_dir, "W_c", !opts.weights_torch_layout));
+    reproduce.push_back("v_c.weight.data = " + py_load(opts.weights_dir, "v_c") + ".reshape(1, -1)");
+  }
+  if (opts.input) reproduce.push_back(py_input_line(*opts.input));
+  reproduce.push_back("# each " + std::string(opts.input ? "target " : "") + "word: torch.manual_seed(seed); torch.rand(" +
+                      num(d_in) + "), seeds in stage 1");
   out.header = {"luong", "Luong attention: dot, general and concat scores",
                 "Luong, Pham, Manning (2015), Effective Approaches to Attention-based Neural "
                 "Machine Translation, as told in Evolution of Attention Mechanism",
-                setting,
-                {"torch.manual_seed(" + std::to_string(set.seed) + ")",
-                 "encoder = nn.RNNCell(" + num(d_in) + ", " + num(d_h) + ")",
-                 "decoder = nn.RNNCell(" + num(d_in) + ", " + num(d_h) + ")",
-                 "W_general = nn.Linear(" + num(d_h) + ", " + num(d_h) + ", bias=False)  # W_a = W_general.weight",
-                 "W_concat = nn.Linear(" + h2 + ", " + num(d_a) + ", bias=False)",
-                 "v_a = nn.Linear(" + num(d_a) + ", 1, bias=False)",
-                 "W_c = nn.Linear(" + h2 + ", " + num(d_h) + ", bias=False)",
-                 "W_query = torch.rand(" + num(d_h) + ", " + num(d_k) + ")",
-                 "W_key = torch.rand(" + num(d_h) + ", " + num(d_k) + ")",
-                 "# each word: torch.manual_seed(seed); torch.rand(" + num(d_in) + "), seeds in stage 1"}};
+                setting, reproduce};
 
-  // Drawn in exactly the order of the reproduce lines above.
+  // Drawn in exactly the order of the reproduce lines above; a weight from --weights is drawn
+  // too (as in PyTorch, where the module exists before its weight is replaced).
   TorchGenerator gen(set.seed);
   Weights w;
-  w.encoder = make_rnn_cell(gen, d_in, d_h);            // weight_ih (d_h, d_in), weight_hh (d_h, d_h)
-  w.decoder = make_rnn_cell(gen, d_in, d_h);            // same shapes
-  w.W_general = make_linear(gen, d_h, d_h, false);      // weight (d_h, d_h)
-  w.W_concat = make_linear(gen, 2 * d_h, d_a, false);   // weight (d_a, 2 d_h)
-  w.v_a = make_linear(gen, d_a, 1, false);              // weight (1, d_a)
-  w.W_c = make_linear(gen, 2 * d_h, d_h, false);        // weight (d_h, 2 d_h)
-  const Mat W_query = gen.rand(d_h, d_k);               // (d_h, d_k)
-  const Mat W_key = gen.rand(d_h, d_k);                 // (d_h, d_k)
+  w.encoder = make_rnn_cell(gen, d_in, d_h);          // weight_ih (d_h, d_in), weight_hh (d_h, d_h)
+  w.decoder = make_rnn_cell(gen, d_in, d_h);          // same shapes
+  w.W_g = make_linear(gen, d_h, d_h, false);          // weight (d_h, d_h)
+  w.W_c = make_linear(gen, 2 * d_h, d_a, false);      // weight (d_a, 2 d_h)
+  w.v_c = make_linear(gen, d_a, 1, false);            // weight (1, d_a)
+  w.W_att = make_linear(gen, 2 * d_h, d_h, false);    // weight (d_h, 2 d_h)
+  const Mat W_query = gen.rand(d_h, d_k);             // (d_h, d_k)
+  const Mat W_key = gen.rand(d_h, d_k);               // (d_h, d_k)
+  if (from_files) {
+    w.W_g.weight = W_g_file;                               // (d_h, d_h)
+    w.W_c.weight = W_c_file;                               // (d_a, 2 d_h)
+    w.v_c.weight = xt::empty<float>({std::size_t{1}, d_a});  // (1, d_a)
+    std::copy(v_c_file.begin(), v_c_file.end(), w.v_c.weight.begin());
+  }
 
   const Vec y_0 = row_of(set.start.x, 0);  // embed(<s>): (1, d_in) -> (d_in,)
   {
@@ -178,15 +329,15 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   }
 
   const Mat h_enc = rnn_forward(w.encoder, x);  // (S, d_in) -> (S, d_h)
-  const Vec h_S = row_of(h_enc, S - 1);         // (d_h,)
+  const Vec h_enc_S = row_of(h_enc, S - 1);     // (d_h,)
   {
-    auto& s = out.stage("Encoder: one state h_s per source word",
-                        "h_s = tanh(W_ih x_s + b_ih + W_hh h_{s-1} + b_hh),  h_0 = 0");
+    auto& s = out.stage("Encoder: one state h_enc_s per source word",
+                        "h_enc_s = tanh(W_ih x_s + b_ih + W_hh h_enc_{s-1} + b_hh),  h_enc_0 = 0");
     s.in("x", x);
-    s.show("h_s", h_enc, src);
+    s.show("h_enc", h_enc, src);
     s.note("One nn.RNNCell reads the sentence left to right (Luong's encoder is unidirectional; "
            "Bahdanau's reads it both ways). Row s has read words 1..s, so a repeated word gets a "
-           "different state each time. The last row, h_S, is where the decoder starts.");
+           "different state each time. The last row, h_enc_S, is where the decoder starts.");
   }
   {
     auto& s = out.stage("The step order: Luong scores after the RNN step",
@@ -194,22 +345,22 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
                         "Luong:     h_{t-1} -> h_t -> e_t -> a_t -> c_t -> h~_t");
     s.table({"step", "Bahdanau: query s_{i-1}", "Luong: query h_t"},
             {{"1", "e_ij = a(s_{i-1}, h_j)", "h_t = RNN(y_{t-1}, h_{t-1})"},
-             {"2", "alpha_i = softmax(e_i)", "e_t(s) = score(h_t, h_s)"},
+             {"2", "alpha_i = softmax(e_i)", "e_t(s) = score(h_t, h_enc_s)"},
              {"3", "c_i = sum_j alpha_ij h_j", "a_t = softmax(e_t)"},
-             {"4", "s_i = RNN([y_{i-1} ; c_i], s_{i-1})", "c_t = sum_s a_t(s) h_s"},
-             {"5", "predict y_i from s_i, c_i", "h~_t = tanh(W_c [c_t ; h_t])"},
+             {"4", "s_i = RNN([y_{i-1} ; c_i], s_{i-1})", "c_t = sum_s a_t(s) h_enc_s"},
+             {"5", "predict y_i from s_i, c_i", "h~_t = tanh(W_att [c_t ; h_t])"},
              {"6", "", "predict y_t from h~_t"}});
     s.note("Bahdanau's context is an input of the recurrence, so it has to be computed from the "
            "old state s_{i-1}, before the step. Luong runs the recurrence first and puts attention "
            "on top of its output: the query is the fresh h_t, which has already read y_{t-1}.");
     s.note("This lesson leaves out Luong's input feeding (h~_{t-1} joined to the next input), so "
            "the decoder RNN never sees a context: every h_t depends only on the target words and "
-           "h_S, and attention only reads it.");
+           "h_enc_S, and attention only reads it.");
   }
 
   // The decoder with teacher forcing: step t reads y_{t-1} (y_0 = <s>) and produces y_t.
   std::vector<Step> steps;
-  Vec h = h_S;  // h_0 = h_S: (d_h,)
+  Vec h = h_enc_S;  // h_0 = h_enc_S: (d_h,)
   for (std::size_t t = 0; t < T; ++t) {
     const Vec y_prev = t == 0 ? y_0 : row_of(y, t - 1);  // (d_in,)
     steps.push_back(luong_step(w, h_enc, y_prev, h));
@@ -217,10 +368,10 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   }
   const Step& first = steps.front();
   {
-    auto& s = out.stage("Step 1: the decoder's RNN step comes first", "h_1 = RNN(y_0, h_0),  h_0 = h_S");
-    s.in("y_0", y_0).in("h_0", h_S);
+    auto& s = out.stage("Step 1: the decoder's RNN step comes first", "h_1 = RNN(y_0, h_0),  h_0 = h_enc_S");
+    s.in("y_0", y_0).in("h_0", h_enc_S);
     s.show("h_1", first.h);
-    s.note("h_0 is the last row of h_s in stage 2. Bahdanau would score step 1 with that state, "
+    s.note("h_0 is the decoder's first state: the last row of h_enc in stage 2. Bahdanau would score step 1 with that state, "
            "before the step; Luong scores with h_1, which has already read <s>.");
   }
 
@@ -232,13 +383,13 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   const report::Labels kinds = {"dot", "general", "concat"};
   {
     auto& s = out.stage("Step 1: three scores for the same states",
-                        "dot:      e_1(s) = h_1^T h_s\n"
-                        "general:  e_1(s) = h_1^T W_a h_s\n"
-                        "concat:   e_1(s) = v_a^T tanh(W_a [h_1 ; h_s])");
-    s.in("h_1", first.h).in("h_s", h_enc).in("W_general.weight", w.W_general.weight);
-    s.in("W_concat.weight", w.W_concat.weight).in("v_a.weight", w.v_a.weight);
+                        "dot:      e_1(s) = h_1^T h_enc_s\n"
+                        "general:  e_1(s) = h_1^T W_g h_enc_s\n"
+                        "concat:   e_1(s) = v_c^T tanh(W_c [h_1 ; h_enc_s])");
+    s.in("h_1", first.h).in("h_enc", h_enc).in("W_g.weight", w.W_g.weight);
+    s.in("W_c.weight", w.W_c.weight).in("v_c.weight", w.v_c.weight);
     s.show("e_1", e_1, kinds, src);
-    const std::string eqs[] = {"h_1 . h_s", "h_1 . (W_a h_s)", "v_a . tanh(W_a [h_1 ; h_s])"};
+    const std::string eqs[] = {"h_1 . h_enc_s", "h_1 . (W_g h_enc_s)", "v_c . tanh(W_c [h_1 ; h_enc_s])"};
     std::vector<std::vector<std::string>> rows;
     for (std::size_t k = 0; k < 3; ++k) {
       const Vec e = row_of(e_1, k);  // (S,)
@@ -246,10 +397,14 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
       rows.push_back({kinds[k], eqs[k], report::fixed(e(lo), 4), report::fixed(e(hi), 4), at(src, hi)});
     }
     s.table({"score", "computed as", "lowest", "highest", "highest at"}, rows);
-    s.note("Dot has no parameters and needs h_t and h_s of the same width. General puts a trainable "
-           "matrix between them: W_a h_s is W_general(h_s). Concat is Bahdanau's additive score "
-           "fed with h_t: W_a [h_t ; h_s] = W_1 h_t + W_2 h_s, where W_a is W_concat.weight (the "
-           "paper uses the letter W_a for both matrices). With random weights the three "
+    if (from_files)
+      s.note("W_g, W_c and v_c come from --weights " + opts.weights_dir + " (W_c " +
+             (opts.weights_torch_layout ? "in torch layout (out, in)" : "in math layout (in, out), shown transposed") +
+             "; W_g is read as it stands in h_t^T W_g h_enc_s in either layout), not from the seed.");
+    s.note("Dot has no parameters and needs h_t and h_enc_s of the same width. General puts a trainable "
+           "matrix between them: W_g h_enc_s is W_g(h_enc_s) in nn.Linear terms. Concat is Bahdanau's additive score "
+           "fed with h_t: W_c [h_t ; h_enc_s] = W_1 h_t + W_2 h_enc_s, W_1 and W_2 the two halves of W_c (the "
+           "paper calls both W_g and W_c W_a, v_c v_a, and its W_c is this lesson's W_att). With random weights the three "
            "need not agree on anything; only training would make any of them meaningful.");
   }
   {
@@ -262,15 +417,15 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
            "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
   }
   {
-    auto& s = out.stage("Step 1: the context vector", "c_1 = sum_s a_1(s) h_s");
-    s.in("a_1[general]", first.a).in("h_s", h_enc);
+    auto& s = out.stage("Step 1: the context vector", "c_1 = sum_s a_1(s) h_enc_s");
+    s.in("a_1[general]", first.a).in("h_enc", h_enc);
     s.show("c_1", first.c);
     s.note("A weighted average of the encoder states: c_1 has their width, d_h = " + num(d_h) +
            ", whatever the sentence length.");
   }
   {
-    auto& s = out.stage("Step 1: the attentional state", "h~_1 = tanh(W_c [c_1 ; h_1])");
-    s.in("c_1", first.c).in("h_1", first.h).in("W_c.weight", w.W_c.weight);
+    auto& s = out.stage("Step 1: the attentional state", "h~_1 = tanh(W_att [c_1 ; h_1])");
+    s.in("c_1", first.c).in("h_1", first.h).in("W_att.weight", w.W_att.weight);
     s.show("[c_1 ; h_1]", first.ch).show("h~_1", first.h_tilde);
     s.note("h~_t is what Luong's decoder predicts from: p(y_t) = softmax(W_s h~_t) over the "
            "target vocabulary. There is no vocabulary here (nothing is trained), so the lesson "
@@ -291,9 +446,9 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   }
   {
     auto& s = out.stage("Every step the same way (general score)",
-                        "h_t = RNN(y_{t-1}, h_{t-1});  a_t = softmax(h_t^T W_a h_s);\n"
-                        "c_t = sum_s a_t(s) h_s;  h~_t = tanh(W_c [c_t ; h_t])");
-    s.in("y", y).in("h_s", h_enc);
+                        "h_t = RNN(y_{t-1}, h_{t-1});  a_t = softmax(h_t^T W_g h_enc_s);\n"
+                        "c_t = sum_s a_t(s) h_enc_s;  h~_t = tanh(W_att [c_t ; h_t])");
+    s.in("y", y).in("h_enc", h_enc);
     std::vector<std::vector<std::string>> rows;
     for (std::size_t t = 0; t < T; ++t) {
       const std::size_t top = argmax(steps[t].a);
@@ -319,10 +474,23 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
       for (std::size_t j = 0; j < S; ++j) spread = std::fmax(spread, std::fabs(alignment(t, j) - uniform));
     }
     std::string why = "Every weight is within " + report::fixed(spread, 4) + " of 1/S = " +
-                      report::fixed(uniform, 4) + ", because no row's scores span more than " +
-                      report::fixed(span, 4) + " and softmax only sharpens large differences.";
-    if (spread < 0.5f * uniform)
-      why += " That is why the c_t rows in stage 9 look alike: each is close to the mean of the h_s.";
+                      report::fixed(uniform, 4) + "; the widest row of scores spans " + report::fixed(span, 4) +
+                      (spread < 0.5f * uniform ? ", too little for softmax to pull the weights far apart."
+                                               : ", enough for softmax to pull the weights apart.");
+    // How far the contexts stray from the plain mean of the encoder states, against how far the
+    // states themselves do: near-uniform weights make every c_t nearly that mean.
+    Vec mean = xt::zeros<float>({d_h});  // (d_h,)
+    for (std::size_t j = 0; j < S; ++j)
+      for (std::size_t k = 0; k < d_h; ++k) mean(k) += h_enc(j, k) / static_cast<float>(S);
+    float c_off = 0.0f, h_off = 0.0f;  // largest |c_t - mean|, largest |h_enc_s - mean|, element-wise
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t k = 0; k < d_h; ++k) c_off = std::fmax(c_off, std::fabs(C(t, k) - mean(k)));
+    for (std::size_t j = 0; j < S; ++j)
+      for (std::size_t k = 0; k < d_h; ++k) h_off = std::fmax(h_off, std::fabs(h_enc(j, k) - mean(k)));
+    if (S > 1 && c_off < 0.5f * h_off)
+      why += " That is why the c_t rows in stage 9 look alike: every c_t is within " + report::fixed(c_off, 4) +
+             " of the mean of the h_enc_s, element by element, while the h_enc_s themselves stray up to " +
+             report::fixed(h_off, 4) + " from it.";
     s.note("Rows are target words, columns source words. A trained model shows a near-diagonal "
            "band here (le -> the, chat -> cat, ...); these random weights show the mechanism, not "
            "an alignment.");
@@ -331,18 +499,18 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   {
     const std::size_t general_p = d_h * d_h, concat_p = d_a * 2 * d_h + d_a, wc_p = d_h * 2 * d_h;
     auto& s = out.stage("What each score costs",
-                        "dot: 0    general: d_h*d_h    concat: d_a*2d_h + d_a    W_c: d_h*2d_h");
+                        "dot: 0    general: d_h*d_h    concat: d_a*2d_h + d_a    W_att: d_h*2d_h");
     s.table({"part", "shapes", "parameters", "multiply-adds per step"},
             {{"dot score", "-", "0", num(S * d_h)},
-             {"general score", "W_a " + shape_str({d_h, d_h}), num(general_p), num(d_h * d_h + S * d_h)},
-             {"concat score", "W_a " + shape_str({d_a, 2 * d_h}) + ", v_a " + shape_str({d_a}), num(concat_p),
+             {"general score", "W_g " + shape_str({d_h, d_h}), num(general_p), num(d_h * d_h + S * d_h)},
+             {"concat score", "W_c " + shape_str({d_a, 2 * d_h}) + ", v_c " + shape_str({d_a}), num(concat_p),
               num(S * (d_a * 2 * d_h + d_a))},
-             {"W_c (all three)", shape_str({d_h, 2 * d_h}), num(wc_p), num(wc_p)},
+             {"W_att (all three)", shape_str({d_h, 2 * d_h}), num(wc_p), num(wc_p)},
              {"each RNN cell", "W_ih, W_hh, b_ih, b_hh", num(w.decoder.parameters()),
               num(d_h * d_in + d_h * d_h)}});
-    s.note("Multiply-adds: dot is S dot products of length d_h; general computes h_t^T W_a once "
-           "per step, then S dot products; concat, computed naively, runs W_a on every [h_t ; h_s] "
-           "pair. Since W_a [h_t ; h_s] = W_1 h_t + W_2 h_s and W_2 h_s does not change with t, a "
+    s.note("Multiply-adds: dot is S dot products of length d_h; general computes h_t^T W_g once "
+           "per step, then S dot products; concat, computed naively, runs W_c on every [h_t ; h_enc_s] "
+           "pair. Since W_c [h_t ; h_enc_s] = W_1 h_t + W_2 h_enc_s and W_2 h_enc_s does not change with t, a "
            "real decoder computes it once per sentence (as Bahdanau's U_a h_j), leaving d_a*d_h + "
            "S*d_a = " + num(d_a * d_h + S * d_a) + " per step, plus S*d_a tanh.");
   }
@@ -354,12 +522,12 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("The bridge: a general score with W_a = W_query W_key^T",
                         "W_a = W_query @ W_key^T\n"
-                        "general_scores[t, s] = h_t^T W_a h_s    (every h_t against every h_s)");
-    s.in("h_t", H_dec).in("h_s", h_enc);
+                        "general_scores[t, s] = h_t^T W_a h_enc_s    (every h_t against every h_enc_s)");
+    s.in("h_t", H_dec).in("h_enc", h_enc);
     s.show("W_query", W_query).show("W_key", W_key).show("W_a", W_a);
     s.show("general_scores", bridged, tgt, src);
     s.note("Two (d_h, d_k) matrices, d_k = " + num(d_k) + ", multiply into a (d_h, d_h) W_a of rank "
-           "at most d_k. It is a new matrix, not W_general, so these scores differ from stage 10's; "
+           "at most d_k. It is a new matrix, not W_g, so these scores differ from stage 10's; "
            "they are still Luong's general scores, computed one decoder state at a time exactly "
            "as in step 1.");
   }
@@ -368,7 +536,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   const Mat QK = matmul_bt(Q, K);        // (T_tgt, d_k) @ (d_k, S) -> (T_tgt, S)
   {
     auto& s = out.stage("The same numbers as Q K^T",
-                        "H_dec = the h_t as rows    H_enc = the h_s as rows\n"
+                        "H_dec = the h_t as rows    H_enc = the h_enc_s as rows\n"
                         "Q = H_dec @ W_query    K = H_enc @ W_key\n"
                         "Q @ K^T = H_dec @ W_query @ W_key^T @ H_enc^T = H_dec @ W_a @ H_enc^T");
     s.in("H_dec", H_dec).in("H_enc", h_enc);

@@ -20,6 +20,7 @@ const std::vector<OptionName>& option_names() {
       {kCausal, "--causal"}, {kQkvBias, "--qkv-bias"}, {kTokens, "--tokens"},
       {kSrc, "--src"},       {kTgt, "--tgt"},     {kHidden, "--hidden"},
       {kInput, "--input"},   {kWeights, "--weights"}, {kKvHeads, "--kv-heads"},
+      {kStates, "--states"},
   };
   return names;
 }

@@ -54,6 +54,8 @@ struct LessonOptions {
   std::optional<std::vector<std::string>> src;  // RNN lessons: the sentence to translate
   std::optional<std::vector<std::string>> tgt;  // RNN lessons: its translation
   std::optional<std::size_t> hidden;            // RNN lessons: hidden width d_h
+  std::map<std::string, ExternalTensor> states;  // RNN lessons, --states DIR: "H", "s" or "h_t"
+  std::string states_dir;                        // for messages; "" when --states was not given
 };
 
 // Which options a lesson accepts (a learner who passes one that does nothing is told so).
@@ -73,6 +75,7 @@ enum OptionBit : unsigned {
   kInput = 1u << 12,
   kWeights = 1u << 13,
   kKvHeads = 1u << 14,
+  kStates = 1u << 15,
 };
 struct OptionName {
   OptionBit bit;

@@ -13,11 +13,11 @@ const std::vector<LessonEntry>& lessons() {
       {"bahdanau", "Bahdanau attention: additive scoring",
        "a bidirectional encoder, e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), the alignment matrix",
        "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
-       kSeed | kDIn | kSrc | kTgt | kHidden | kInput, lesson_bahdanau},
+       kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_bahdanau},
       {"luong", "Luong attention: dot, general and concat scores",
        "scores from the current decoder state, three scoring functions, and the bridge to Q K^T",
        "Luong, Pham, Manning (2015), as told in Evolution of Attention Mechanism",
-       kSeed | kDIn | kSrc | kTgt | kHidden | kInput, lesson_luong},
+       kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_luong},
       {"self-attention", "Self-attention, step by step",
        "scores, softmax and context vectors, first without weights, then with W_query, W_key, W_value",
        "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
@@ -37,6 +37,21 @@ const std::vector<LessonEntry>& lessons() {
        kSeed | kSeqLen, lesson_scaling},
   };
   return table;
+}
+
+std::vector<std::string> weight_file_names(const std::string& lesson) {
+  if (lesson == "bahdanau") return {"W_a", "U_a", "v_a"};
+  if (lesson == "luong") return {"W_g", "W_c", "v_c"};
+  std::vector<std::string> names;
+  for (const char* suffix : {"", "_bias"})
+    for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"}) names.push_back(std::string(layer) + suffix);
+  return names;
+}
+
+std::vector<std::string> state_file_names(const std::string& lesson) {
+  if (lesson == "bahdanau") return {"H", "s"};
+  if (lesson == "luong") return {"H", "h_t"};
+  return {};
 }
 
 const LessonEntry* find_lesson(const std::string& name) {

@@ -24,6 +24,10 @@ struct LessonEntry {
 
 const std::vector<LessonEntry>& lessons();
 
+// The files (without .npy) a lesson reads from --weights DIR, and from --states DIR (RNN lessons).
+std::vector<std::string> weight_file_names(const std::string& lesson);
+std::vector<std::string> state_file_names(const std::string& lesson);
+
 // nullptr when no lesson has that name.
 const LessonEntry* find_lesson(const std::string& name);
 

@@ -57,13 +57,15 @@ Seq2SeqSetup seq2seq_setup(const LessonOptions& opts, std::uint64_t default_seed
   }
   return {opts.seed.value_or(default_seed), d_in, d_h,
           opts.input ? source_from_file(opts) : embed_tokens(src, d_in, false), embed_tokens(tgt, d_in, false),
-          embed_tokens({"<s>"}, d_in, false)};
+          embed_tokens({"<s>"}, d_in, false), opts.input ? opts.input->source : std::string()};
 }
 
 std::vector<std::string> Seq2SeqSetup::setting() const {
-  return {"seed " + std::to_string(seed), "source words " + std::to_string(src.tokens.size()),
+  std::vector<std::string> s = {"seed " + std::to_string(seed), "source words " + std::to_string(src.tokens.size()),
           "target words " + std::to_string(tgt.tokens.size()), "d_in " + std::to_string(d_in),
           "d_h " + std::to_string(d_h)};
+  if (!src_from.empty()) s.push_back("source embeddings from " + src_from.substr(src_from.find(' ') + 1));
+  return s;
 }
 
 }  // namespace attn

@@ -21,6 +21,7 @@ struct Seq2SeqSetup {
   TokenInput src;    // S words and their (S, d_in) embeddings
   TokenInput tgt;    // T_tgt words and their (T_tgt, d_in) embeddings
   TokenInput start;  // the decoder's first input, "<s>": (1, d_in)
+  std::string src_from;  // "--input x.npy" when the source embeddings came from a file, else ""
   std::vector<std::string> setting() const;  // the header's "seed 7", "source words 6", ...
 };
 

@@ -34,25 +34,23 @@ ExternalTensor load_input(const std::string& path) {
   throw UsageError("--input has an unknown file type", "--input", ".npy, .csv, .tsv or .txt", "'" + path + "'");
 }
 
-void load_weights(const std::string& dir, LessonOptions& opts) {
+void load_npy_dir(const std::string& flag, const std::string& dir, const std::vector<std::string>& names,
+                  std::map<std::string, ExternalTensor>& into) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw UsageError("cannot read --weights", "--weights", "a directory of .npy files", "'" + dir + "' (not a directory)");
-  opts.weights_dir = dir;
-  for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"})
-    for (const std::string suffix : {"", "_bias"}) {
-      const std::string name = std::string(layer) + suffix;
-      const fs::path file = fs::path(dir) / (name + ".npy");
-      if (!fs::exists(file, ec)) continue;
-      try {
-        opts.weights[name] = as_external(read_npy(file.string()), "--weights " + file.string());
-      } catch (const NpyError& e) {
-        throw UsageError(std::string("cannot read --weights: ") + e.what());
-      }
+    throw UsageError("cannot read " + flag, flag, "a directory of .npy files", "'" + dir + "' (not a directory)");
+  std::string listed;
+  for (const auto& name : names) {
+    listed += (listed.empty() ? "" : ", ") + name + ".npy";
+    const fs::path file = fs::path(dir) / (name + ".npy");
+    if (!fs::exists(file, ec)) continue;
+    try {
+      into[name] = as_external(read_npy(file.string()), flag + " " + file.string());
+    } catch (const NpyError& e) {
+      throw UsageError("cannot read " + flag + ": " + e.what());
     }
-  if (opts.weights.empty())
-    throw UsageError("--weights holds none of the expected files", "--weights " + dir,
-                     "W_query.npy, W_key.npy, W_value.npy (out_proj.npy, *_bias.npy)", "none");
+  }
+  if (into.empty()) throw UsageError(flag + " holds none of the expected files", flag + " " + dir, listed, "none");
 }
 
 }  // namespace attn::cli

@@ -3,7 +3,9 @@
 // option and the file.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "lessons/options.hpp"
 
@@ -12,8 +14,10 @@ namespace attn::cli {
 // .npy, or a text matrix (.csv, .tsv, .txt).
 ExternalTensor load_input(const std::string& path);
 
-// W_query.npy, W_key.npy, W_value.npy, out_proj.npy and their optional *_bias.npy: whichever
-// exist are loaded into opts.weights (the lesson says which it needs).
-void load_weights(const std::string& dir, LessonOptions& opts);
+// The files `names` (each + ".npy") that exist in `dir` are loaded into `into`, keyed by name;
+// the lesson says which it needs and refuses a missing one with its expected shape. A directory
+// holding none of them is refused here, listing them. `flag` is "--weights" or "--states".
+void load_npy_dir(const std::string& flag, const std::string& dir, const std::vector<std::string>& names,
+                  std::map<std::string, ExternalTensor>& into);
 
 }  // namespace attn::cli

@@ -63,14 +63,15 @@ std::vector<std::string> parse_words(const std::string& flag, const std::string&
 struct RawOptions {  // every option as typed, so the messages can quote it
   std::string lesson;
   std::string seed, precision, batch, seq_len, d_in, d_out, heads, tokens, src, tgt, hidden;
-  std::string input, weights, weights_layout, dump, format, preset, kv_heads;
+  std::string input, weights, weights_layout, states, dump, format, preset, kv_heads;
   bool values = false;
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
   std::string color, svg;  // pictures: --color, --svg
   bool step = false;
 };
 
-attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, std::set<std::string>& given) {
+attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
+                            std::set<std::string>& given) {
   attn::LessonOptions o;
   auto seen = [&](const char* flag) {
     if (cmd.get_option(flag)->count() == 0) return false;
@@ -103,7 +104,15 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, std::set<std::
   }
   if (seen("--kv-heads")) o.kv_heads = parse_number("--kv-heads", raw.kv_heads, 1, max_size);
   if (seen("--input")) o.input = attn::cli::load_input(raw.input);
-  if (seen("--weights")) attn::cli::load_weights(raw.weights, o);
+  // Files are read only for a lesson that takes them (the others refuse the option by name).
+  if (seen("--weights") && (lesson.options & attn::kWeights)) {
+    o.weights_dir = raw.weights;
+    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights);
+  }
+  if (seen("--states") && (lesson.options & attn::kStates)) {
+    o.states_dir = raw.states;
+    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states);
+  }
   if (seen("--weights-layout")) {
     if (raw.weights_layout != "math" && raw.weights_layout != "torch")
       throw UsageError("unknown --weights-layout", "--weights-layout", "math (in, out) or torch (out, in)",
@@ -173,7 +182,7 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
                      (near.empty() ? " (expected one of: " + names + ")" : " (did you mean '" + near + "'?)"));
   }
   std::set<std::string> given;
-  attn::LessonOptions opts = convert(raw, cmd, given);
+  attn::LessonOptions opts = convert(raw, cmd, *lesson, given);
   attn::check_options_apply(*lesson, given);
   if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.preset, lesson->name, raw.values, opts);
 
@@ -244,7 +253,8 @@ int main(int argc, char** argv) {
   lesson->add_option("--tgt", raw.tgt, "Target sentence, its translation (RNN lessons)")->type_name("WORDS");
   lesson->add_option("--hidden", raw.hidden, "Hidden width d_h of the RNNs (RNN lessons)")->type_name("INT");
   lesson->add_option("--input", raw.input, "The lesson's x from a file: .npy (float32/64) or a text matrix")->type_name("FILE");
-  lesson->add_option("--weights", raw.weights, "W_query.npy, W_key.npy, W_value.npy, out_proj.npy (+ *_bias.npy) from DIR")->type_name("DIR");
+  lesson->add_option("--weights", raw.weights, "Weights from DIR: W_query.npy, W_key.npy, W_value.npy, out_proj.npy (+ *_bias.npy); bahdanau W_a.npy, U_a.npy, v_a.npy; luong W_g.npy, W_c.npy, v_c.npy")->type_name("DIR");
+  lesson->add_option("--states", raw.states, "RNN lessons: encoder states H.npy (S, d_enc) and decoder state s.npy (bahdanau) or h_t.npy (luong) from DIR, instead of the lesson's own RNNs")->type_name("DIR");
   lesson->add_option("--weights-layout", raw.weights_layout, "math: files are (in, out) as in Q = X W (default); torch: (out, in) as nn.Linear.weight")->type_name("math|torch");
   lesson->add_option("--dump", raw.dump, "Write every tensor as .npy plus manifest.json into DIR (new or empty)")->type_name("DIR");
   lesson->add_option("--format", raw.format, "text (default) or json: the manifest with values inline, on stdout")->type_name("text|json");

@@ -62,16 +62,17 @@ Vec general_scores(const Vec& h_t, const Mat& W_a, const Mat& H) {
 }
 
 Vec concat_scores(const Vec& h_t, const Mat& H, const Mat& W_a, const Vec& v_a) {
-  const std::size_t S = H.shape()[0], d = h_t.size(), d_a = W_a.shape()[0];
-  if (H.shape()[1] != d || W_a.shape()[1] != 2 * d || v_a.size() != d_a)
+  const std::size_t S = H.shape()[0], d_t = h_t.size(), d_h = H.shape()[1], d_a = W_a.shape()[0];
+  if (W_a.shape()[1] != d_t + d_h || v_a.size() != d_a)
     mismatch("concat_scores", "h_t " + shape_of(h_t) + ", H " + shape_of(H) + ", W_a " + shape_of(W_a) +
                                   ", v_a " + shape_of(v_a));
   Vec e = xt::zeros<float>({S});  // (S,)
   for (std::size_t j = 0; j < S; ++j) {
     float sum = 0.0f;
     for (std::size_t a = 0; a < d_a; ++a) {
-      float pre = 0.0f;  // W_a [h_t ; h_j]
-      for (std::size_t k = 0; k < d; ++k) pre += W_a(a, k) * h_t(k) + W_a(a, d + k) * H(j, k);
+      float pre = 0.0f;  // W_a [h_t ; h_j]: the first d_t columns meet h_t, the last d_h meet h_j
+      for (std::size_t k = 0; k < d_t; ++k) pre += W_a(a, k) * h_t(k);
+      for (std::size_t k = 0; k < d_h; ++k) pre += W_a(a, d_t + k) * H(j, k);
       sum += v_a(a) * std::tanh(pre);
     }
     e(j) = sum;

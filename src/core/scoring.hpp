@@ -30,7 +30,7 @@ Vec dot_scores(const Vec& h_t, const Mat& H);
 // h_t (d_t,), W_a (d_t, d_h), H (S, d_h) -> (S,)
 Vec general_scores(const Vec& h_t, const Mat& W_a, const Mat& H);
 
-// h_t (d,), H (S, d), W_a (d_a, 2d), v_a (d_a,) -> (S,)
+// h_t (d_t,), H (S, d_h), W_a (d_a, d_t + d_h), v_a (d_a,) -> (S,)
 Vec concat_scores(const Vec& h_t, const Mat& H, const Mat& W_a, const Vec& v_a);
 
 // c = sum_j alpha_j h_j: alpha (S,), H (S, d) -> (d,)

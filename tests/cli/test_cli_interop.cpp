@@ -3,6 +3,8 @@
 // with one line naming the file; a refused dump leaves nothing behind.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -211,4 +213,166 @@ TEST_CASE("attn list --presets, and a preset's run") {
   CHECK(llama.out.find("attn_weights (1, 24, 9, 9)") != std::string::npos);
   CHECK(llama.out.find("tensor(") == std::string::npos);  // shapes only by default
   CHECK(llama.out.find("NOT Llama's") != std::string::npos);
+}
+
+// The scores_rnn fixture (PyTorch 1.13, tests/data/cases.json) through the command line: its
+// inputs go in as --states and --weights files, the lesson's --format json comes back, and every
+// tensor the fixture holds is compared at 1e-5, in the torch layout the fixture uses and in the
+// math layout (the matrices written transposed).
+namespace {
+
+const std::string kData = ATTN_TEST_DATA;
+
+attn::NpyArray fixture(const std::string& name) { return attn::read_npy(kData + "/scores_rnn__" + name + ".npy"); }
+
+// The fixture's tensor `name` saved as dir/`as`.npy, transposed when `transpose` (a 2-D matrix).
+void save_fixture(const fs::path& dir, const std::string& name, const std::string& as, bool transpose = false) {
+  attn::NpyArray a = fixture(name);
+  if (transpose) {
+    const std::size_t rows = a.shape[0], cols = a.shape[1];
+    std::vector<float> t(a.values.size());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = a.values[r * cols + c];
+    a.values = t;
+    a.shape = {cols, rows};
+  }
+  write_file(dir / (as + ".npy"), attn::encode_npy(a.shape, a.values.data()));
+}
+
+void check_against_fixture(const std::string& json, const std::string& shown, const std::string& file) {
+  CAPTURE(shown);
+  const auto got = json_values(json, shown);
+  const attn::NpyArray want = fixture(file);
+  REQUIRE(got.size() == want.values.size());
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::fabs(got[i] - want.values[i]) <= 1e-5);
+}
+
+// A directory with the fixture's states (H, s, h_t) and one with its weights in `layout`.
+struct RnnFixtureDirs {
+  TempDir tmp;
+  fs::path states, weights;
+  explicit RnnFixtureDirs(bool math) {
+    states = tmp.path / "states";
+    weights = tmp.path / "weights";
+    fs::create_directories(states);
+    fs::create_directories(weights);
+    for (const char* n : {"H", "s", "h_t"}) save_fixture(states, n, n);
+    for (const char* n : {"W_a", "U_a", "W_c"}) save_fixture(weights, n, n, math);
+    for (const char* n : {"v_a", "v_c", "W_g"}) save_fixture(weights, n, n);  // W_g reads the same either way
+  }
+};
+
+}  // namespace
+
+TEST_CASE("bahdanau and luong reproduce every tensor of the scores_rnn fixture from --states and --weights") {
+  for (const bool math : {false, true}) {
+    CAPTURE(math);
+    RnnFixtureDirs dirs(math);
+    const std::string layout = math ? "math" : "torch";
+    const auto b = attn_run({"lesson", "bahdanau", "--states", dirs.states.string(), "--weights",
+                             dirs.weights.string(), "--weights-layout", layout, "--format", "json"});
+    REQUIRE(b.status == 0);
+    CHECK(b.err.empty());
+    for (const auto& [shown, file] : std::vector<std::pair<std::string, std::string>>{
+             {"H", "H"}, {"s", "s"}, {"W_a", "W_a"}, {"U_a", "U_a"}, {"v_a", "v_a"},
+             {"e", "e_additive"}, {"alpha", "alpha_additive"}, {"c", "context_additive"}})
+      check_against_fixture(b.out, shown, file);
+    // Nothing was drawn, so the header claims no seed.
+    CHECK(b.out.find("manual_seed") == std::string::npos);
+    CHECK(b.out.find("\"seed ") == std::string::npos);
+
+    const auto l = attn_run({"lesson", "luong", "--states", dirs.states.string(), "--weights",
+                             dirs.weights.string(), "--weights-layout", layout, "--format", "json"});
+    REQUIRE(l.status == 0);
+    CHECK(l.err.empty());
+    for (const auto& [shown, file] : std::vector<std::pair<std::string, std::string>>{
+             {"h_enc", "H"}, {"h_t", "h_t"}, {"W_g", "W_g"}, {"W_c", "W_c"}, {"v_c", "v_c"},
+             {"e_dot", "e_dot"}, {"e_general", "e_general"}, {"e_concat", "e_concat"}})
+      check_against_fixture(l.out, shown, file);
+    CHECK(l.out.find("manual_seed") == std::string::npos);
+  }
+}
+
+TEST_CASE("--states alone: the files set every width, --hidden plays no part, the scoring weights come from the seed") {
+  RnnFixtureDirs dirs(false);
+  const auto b = attn_run({"lesson", "bahdanau", "--states", dirs.states.string(), "--shapes-only"});
+  REQUIRE(b.status == 0);
+  CHECK(b.out.find("d_enc 4") != std::string::npos);
+  CHECK(b.out.find("d_s 3") != std::string::npos);
+  CHECK(b.out.find("W_a (3, 3)") != std::string::npos);  // d_a = d_s when drawn
+  CHECK(b.out.find("U_a (3, 4)") != std::string::npos);
+  CHECK(b.out.find("torch.manual_seed(2014)") != std::string::npos);
+  CHECK(b.out.find("skipped") != std::string::npos);  // says the lesson's encoder is not run
+  const auto l = attn_run({"lesson", "luong", "--states", dirs.states.string(), "--shapes-only"});
+  REQUIRE(l.status == 0);
+  CHECK(l.out.find("W_c (4, 8)") != std::string::npos);
+  CHECK(l.out.find("e_dot (6,)") != std::string::npos);
+
+  // Several decoder states, one per row: every row is scored.
+  attn::NpyArray s = fixture("s");
+  std::vector<float> two(s.values);
+  two.insert(two.end(), s.values.begin(), s.values.end());
+  write_file(dirs.states / "s.npy", attn::encode_npy({2, 3}, two.data()));
+  const auto rows = attn_run({"lesson", "bahdanau", "--states", dirs.states.string(), "--weights",
+                              dirs.weights.string(), "--weights-layout", "torch", "--tgt", "le chat",
+                              "--format", "json"});
+  REQUIRE(rows.status == 0);
+  const auto alpha = json_values(rows.out, "alpha");
+  const attn::NpyArray want = fixture("alpha_additive");
+  REQUIRE(alpha.size() == 12);
+  for (std::size_t i = 0; i < 12; ++i) CHECK(std::fabs(alpha[i] - want.values[i % 6]) <= 1e-5);
+}
+
+TEST_CASE("the RNN lessons refuse missing, misshaped and conflicting tensors in one line") {
+  RnnFixtureDirs dirs(false);
+  TempDir extra;
+  const std::string st = dirs.states.string(), w = dirs.weights.string();
+  // A states directory without s.npy, and weights with a wrong U_a.
+  fs::create_directories(extra.path / "no_s");
+  save_fixture(extra.path / "no_s", "H", "H");
+  fs::create_directories(extra.path / "bad_w");
+  for (const char* n : {"W_a", "v_a"}) save_fixture(extra.path / "bad_w", n, n);
+  save_fixture(extra.path / "bad_w", "W_g", "U_a");  // (4, 4), not (5, 4)
+  fs::create_directories(extra.path / "empty");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"bahdanau", "--states", (extra.path / "no_s").string()}, "--states is missing s.npy"},
+      {{"bahdanau", "--states", (extra.path / "no_s").string()}, "(d_s,) or (T, d_s) vs no such file"},
+      {{"bahdanau", "--states", (extra.path / "empty").string()}, "H.npy, s.npy vs none"},
+      {{"luong", "--states", (extra.path / "empty").string()}, "H.npy, h_t.npy vs none"},
+      {{"bahdanau", "--weights", (extra.path / "empty").string()}, "W_a.npy, U_a.npy, v_a.npy vs none"},
+      {{"luong", "--weights", (extra.path / "empty").string()}, "W_g.npy, W_c.npy, v_c.npy vs none"},
+      {{"bahdanau", "--states", st, "--weights", w}, "W_a.npy has the wrong shape; it fits --weights-layout torch"},
+      {{"bahdanau", "--states", st, "--weights", w}, "(d_s, d_a) = (3, d_a) in math layout (in, out) vs (5, 3)"},
+      {{"bahdanau", "--states", st, "--weights", (extra.path / "bad_w").string(), "--weights-layout", "torch"},
+       "U_a.npy has the wrong shape"},
+      {{"bahdanau", "--states", st, "--weights", (extra.path / "bad_w").string(), "--weights-layout", "torch"},
+       "(d_a, d_enc) = (5, 4) in torch layout (out, in) vs (4, 4)"},
+      {{"luong", "--weights", w, "--weights-layout", "torch"}, "W_g.npy has the wrong shape"},
+      {{"luong", "--weights", w, "--weights-layout", "torch"}, "(d_h, d_h) = (8, 8) in either layout vs (4, 4)"},
+      {{"bahdanau", "--states", st, "--input", (dirs.states / "H.npy").string()}, "--input and --states contradict"},
+      {{"luong", "--states", st, "--hidden", "4"}, "--hidden and --states contradict"},
+      {{"luong", "--states", st, "--d-in", "4"}, "--d-in and --states contradict"},
+      {{"bahdanau", "--states", st, "--weights", w, "--weights-layout", "torch", "--seed", "3"},
+       "--seed has nothing to draw"},
+      {{"bahdanau", "--states", st, "--src", "a b"}, "--src does not label every row of H.npy (--src: 6 words vs 2)"},
+      {{"luong", "--states", st, "--tgt", "a b"}, "--tgt does not label every decoder state in h_t.npy"},
+      {{"bottleneck", "--states", st}, "lesson 'bottleneck' does not take --states"},
+      {{"bottleneck", "--weights", w}, "lesson 'bottleneck' does not take --weights"},
+      {{"causal", "--states", st}, "lesson 'causal' does not take --states"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"lesson"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CAPTURE(c.says);
+    const auto bad = attn_run(args);
+    CHECK(bad.status == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.rfind("attn: error: ", 0) == 0);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+    CHECK(bad.err.find(c.says) != std::string::npos);
+  }
 }

@@ -11,7 +11,9 @@
 //   dot = h_s @ h, general = W_general(h_s) @ h,
 //   concat = v_a(tanh(W_concat(cat([h.expand(6, 8), h_s], 1)))).squeeze(-1),
 //   a = softmax(general), c = a @ h_s, h~ = tanh(W_c(cat([c, h]))),
-// and Q @ K^T = (H_dec @ W_query) @ (h_s @ W_key).T.
+// and Q @ K^T = (H_dec @ W_query) @ (h_s @ W_key).T. (The lesson now calls W_general, W_concat,
+// v_a, W_c and h_s by the names of its --weights files and of docs/luong.md: W_g, W_c, v_c, W_att
+// and h_enc; the draw order and the numbers are unchanged.)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -84,10 +86,10 @@ TEST_CASE("luong: the default run, its header and its stages") {
   CHECK(rep[0] == "torch.manual_seed(2015)");
   CHECK(rep[1] == "encoder = nn.RNNCell(4, 8)");
   CHECK(rep[2] == "decoder = nn.RNNCell(4, 8)");
-  CHECK(rep[3].rfind("W_general = nn.Linear(8, 8, bias=False)", 0) == 0);
-  CHECK(rep[4] == "W_concat = nn.Linear(16, 8, bias=False)");
-  CHECK(rep[5] == "v_a = nn.Linear(8, 1, bias=False)");
-  CHECK(rep[6] == "W_c = nn.Linear(16, 8, bias=False)");
+  CHECK(rep[3] == "W_g = nn.Linear(8, 8, bias=False)");
+  CHECK(rep[4] == "W_c = nn.Linear(16, 8, bias=False)");
+  CHECK(rep[5] == "v_c = nn.Linear(8, 1, bias=False)");
+  CHECK(rep[6] == "W_att = nn.Linear(16, 8, bias=False)");
   CHECK(rep[7] == "W_query = torch.rand(8, 4)");
   CHECK(rep[8] == "W_key = torch.rand(8, 4)");
 
@@ -95,8 +97,8 @@ TEST_CASE("luong: the default run, its header and its stages") {
   // The untrained note is said in the first stage.
   const auto first = notes(r.stages().front());
   CHECK(std::find(first.begin(), first.end(), std::string(kUntrainedNote)) != first.end());
-  // The encoder states carry the source words; h_s has one row per word.
-  const auto& h_s = tensor(r, "h_s");
+  // The encoder states carry the source words; h_enc has one row per word.
+  const auto& h_s = tensor(r, "h_enc");
   CHECK(h_s.shape == Shape{6, 8});
   CHECK(h_s.row_labels == report::Labels{"the", "cat", "sat", "on", "the", "mat"});
   // A repeated word gets a different state: row 5 ("the" again) differs from row 1.
@@ -115,10 +117,10 @@ TEST_CASE("luong: step 1 scores with h_1, after the RNN step, and matches PyTorc
   check_values(tensor(r, "h~_1"),
                {0.136454f, 0.271937f, 0.132967f, -0.185438f, -0.154271f, 0.138104f, 0.032650f, 0.283728f});
 
-  // h_1 is the first decoder state of the loop, and not h_0 = h_S (Bahdanau's query).
+  // h_1 is the first decoder state of the loop, and not h_0 = h_enc_S (Bahdanau's query).
   const auto& h_1 = tensor(r, "h_1");
   const auto& h_t = tensor(r, "h_t");
-  const auto& h_s = tensor(r, "h_s");
+  const auto& h_s = tensor(r, "h_enc");
   REQUIRE(h_1.shape == Shape{8});
   for (std::size_t k = 0; k < 8; ++k) CHECK(h_1.values[k] == h_t.values[k]);
   CHECK(h_1.values[0] != doctest::Approx(h_s.values[5 * 8]));
@@ -165,7 +167,7 @@ TEST_CASE("luong: parameter counts of the three scores") {
   CHECK(t.rows[0][2] == "0");
   CHECK(t.rows[1][2] == "64");   // d_h * d_h
   CHECK(t.rows[2][2] == "136");  // d_a * 2 d_h + d_a
-  CHECK(t.rows[3][2] == "128");  // W_c: d_h * 2 d_h
+  CHECK(t.rows[3][2] == "128");  // W_att: d_h * 2 d_h
   CHECK(t.rows[4][2] == "112");  // nn.RNNCell(4, 8): 32 + 64 + 8 + 8
 }
 
@@ -195,7 +197,7 @@ TEST_CASE("luong: --src, --tgt, --hidden, --d-in and --seed reach every shape") 
   const auto r = run_lesson("luong", opts);
   CHECK(tensor(r, "x").shape == Shape{3, 3});
   CHECK(tensor(r, "y").shape == Shape{2, 3});
-  CHECK(tensor(r, "h_s").shape == Shape{3, 5});
+  CHECK(tensor(r, "h_enc").shape == Shape{3, 5});
   CHECK(tensor(r, "e_1").shape == Shape{3, 3});
   CHECK(tensor(r, "[c_1 ; h_1]").shape == Shape{10});
   CHECK(tensor(r, "h~_t").shape == Shape{2, 5});
