@@ -156,11 +156,23 @@ TEST_CASE("every lesson runs with its defaults and shows numbered stages") {
 }
 
 TEST_CASE("the same command twice prints the same bytes") {
-  for (const char* name : {"causal", "heads", "scaling"}) {
+  // Golden outputs tolerate other last digits on other machines (docs/testing.md); on one
+  // machine, in one environment, the bytes must not move.
+  for (const char* name : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"}) {
     CAPTURE(name);
     const auto a = attn_run({"lesson", name, "--seed", "7"});
     const auto b = attn_run({"lesson", name, "--seed", "7"});
     CHECK(a.status == 0);
+    CHECK(a.out == b.out);
+  }
+  // The same with OpenBLAS on one thread and on two, for the preset whose GEMMs are big enough to
+  // be split between threads.
+  for (const char* threads : {"1", "2"}) {
+    CAPTURE(threads);
+    const std::string command = std::string("OPENBLAS_NUM_THREADS=") + threads + " '" + kAttn + "' lesson heads --preset llama";
+    const auto a = run_shell(command), b = run_shell(command);
+    CHECK(a.status == 0);
+    CHECK(a.out.find("[1/") != std::string::npos);
     CHECK(a.out == b.out);
   }
   // ...and a different seed changes the numbers.
@@ -195,9 +207,48 @@ TEST_CASE("README's test command is what CI runs") {
     if (line.rfind("bash scripts/setup.sh", 0) == 0) command = line;
   REQUIRE_FALSE(command.empty());
   CHECK(readme.find(command) != std::string::npos);
+  CHECK(command.find("ctest -j2 --output-on-failure") != std::string::npos);
   // And the first command runs the causal lesson after the same setup.
   CHECK(readme.find("bash scripts/setup.sh && cmake -S . -B build && cmake --build build -j2 && ./build/attn lesson causal") !=
         std::string::npos);
+}
+
+TEST_CASE("CI runs the golden outputs a second time under another OpenBLAS kernel") {
+  // After the README's command (which ends in build/), .ci/run has a line
+  //   OPENBLAS_CORETYPE=<kernel> OPENBLAS_NUM_THREADS=<n> ctest ... -L golden ...
+  const std::string ci = read_file(ATTN_SOURCE_DIR "/.ci/run");
+  const auto readme_command = ci.find("\nbash scripts/setup.sh");
+  REQUIRE(readme_command != std::string::npos);
+  std::istringstream lines(ci.substr(readme_command + 1));
+  std::string again;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("OPENBLAS_CORETYPE=", 0) == 0) again = line;
+  REQUIRE_FALSE(again.empty());
+  CAPTURE(again);
+  CHECK(again.find(" ctest ") != std::string::npos);
+  CHECK(again.find(" -L golden") != std::string::npos);
+  std::istringstream words(again);
+  std::string core_word, threads_word;
+  words >> core_word >> threads_word;
+  const std::string core = core_word.substr(std::string("OPENBLAS_CORETYPE=").size());
+  REQUIRE(threads_word.rfind("OPENBLAS_NUM_THREADS=", 0) == 0);
+  const std::string threads = threads_word.substr(std::string("OPENBLAS_NUM_THREADS=").size());
+
+  // OpenBLAS really takes that kernel (and that thread count, when it is 1), and it is not the
+  // one it picks by itself on this machine: otherwise the second run would test nothing new.
+  const std::string probe = ATTN_OPENBLAS_CORE;
+  const auto forced = run_shell(core_word + " " + threads_word + " '" + probe + "'");
+  REQUIRE(forced.status == 0);
+  std::istringstream reported(forced.out);
+  std::string forced_core, forced_threads;
+  reported >> forced_core >> forced_threads;
+  CHECK(forced_core == core);
+  if (threads == "1") CHECK(forced_threads == "1");  // more than the CPUs is capped to their number
+  const auto automatic = run_shell(
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OMP_NUM_THREADS '" + probe + "'");
+  REQUIRE(automatic.status == 0);
+  CAPTURE(automatic.out);
+  CHECK(automatic.out.substr(0, automatic.out.find(' ')) != core);
 }
 
 TEST_CASE("a failing check: everything is printed, each failure named on stderr, status 3") {

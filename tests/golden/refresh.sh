@@ -2,15 +2,24 @@
 # Rewrites every golden output from a built attn and shows what changed.
 #   tests/golden/refresh.sh [path/to/attn]      (default: build/attn)
 # Then read `git diff tests/golden` line by line before committing: a golden file is only as
-# honest as the reading of its diff.
+# honest as the reading of its diff. A case line "file | arguments | exit=N" expects status N;
+# any other status stops the refresh (the file is left as it was).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 attn=$(realpath "${1:-$root/build/attn}")
 cd "$root/tests/golden"
-grep -v '^#' cases.txt | while IFS='|' read -r file args; do
+grep -v '^#' cases.txt | grep '|' | while IFS='|' read -r file args expect; do
   file=$(echo "$file" | xargs)
+  expect=$(echo "${expect:-exit=0}" | xargs)
+  want=${expect#exit=}
   eval "set -- $args"
-  "$attn" "$@" > "$file.new"
+  status=0
+  "$attn" "$@" > "$file.new" || status=$?
+  if [ "$status" != "$want" ]; then
+    rm -f "$file.new"
+    echo "refresh: attn $* exited with $status, cases.txt expects $want; $file left as it was" >&2
+    exit 1
+  fi
   mv "$file.new" "$file"
 done
 git -C "$root" --no-pager diff --stat -- tests/golden || true
