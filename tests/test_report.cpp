@@ -138,7 +138,7 @@ TEST_CASE("TextSink prints the header and each stage with its equation and shape
   CHECK(contains(out, "    out: attn_scores (2, 2)\n"));
   CHECK(contains(out, "attn_scores (2, 2)\ntensor([[ 0.5000,  0.2500],\n        [-1.0000,  2.0000]])\n"));
   CHECK(contains(out, "Each score says how much one token cares about another.\n"));
-  CHECK(contains(out, "check passed: scores are finite (non-finite scores = 0 <= 0)\n"));
+  CHECK(contains(out, "check passed: scores are finite (non-finite scores = 0.00e+00 <= 0)\n"));
   // A stage without an equation goes straight to its shapes.
   CHECK(contains(out, "[3/3] Weights\n    out: attn_weights (2, 2)\n"));
   // Row labels reach the printed tensor.
@@ -238,7 +238,7 @@ TEST_CASE("a check is decided by its value and bound, never by its sentence") {
   CHECK_FALSE(std::get<CheckItem>(s.items.back()).passed);
   CHECK(check_text(std::get<CheckItem>(s.items.back())) == "check FAILED: rows sum to 1 (max |sum - 1| = 0.112 > 0.1)");
   s.check("the state differs", "max |diff|", 0.0, Relation::AtLeast, 1e-6);
-  CHECK(check_text(std::get<CheckItem>(s.items.back())) == "check FAILED: the state differs (max |diff| = 0 < 1e-06)");
+  CHECK(check_text(std::get<CheckItem>(s.items.back())) == "check FAILED: the state differs (max |diff| = 0.00e+00 < 1e-06)");
   // The bound itself passes: <= and >= are inclusive.
   s.check("exact", "max |diff|", 0.0, Relation::AtMost, 0.0);
   CHECK(std::get<CheckItem>(s.items.back()).passed);
@@ -260,7 +260,7 @@ TEST_CASE("a question answers yes or no and explains a no; it never fails the le
   r.stage("a").question("do the fills agree here?", "max |diff|", 0.0, Relation::AtMost, 0.0, "scores are huge");
   r.stage("b").question("do the fills agree here?", "max |diff|", 1.0, Relation::AtMost, 0.0, "scores are huge");
   r.stage("c").question("do the fills agree here?", "max |diff|", std::nan(""), Relation::AtMost, 0.0, "scores are huge");
-  CHECK(check_text(only_check(r.stages()[0])) == "question: do the fills agree here? yes (max |diff| = 0 <= 0)");
+  CHECK(check_text(only_check(r.stages()[0])) == "question: do the fills agree here? yes (max |diff| = 0.00e+00 <= 0)");
   CHECK(check_text(only_check(r.stages()[1])) ==
         "question: do the fills agree here? no (max |diff| = 1 > 0): scores are huge");
   // NaN gets its own reason: the lesson's was written for numbers.
@@ -281,7 +281,7 @@ TEST_CASE("failed_checks lists the failed invariants with their stages, in order
 }
 
 TEST_CASE("measured prints values the way checks show them") {
-  CHECK(attn::report::measured(0.0) == "0");
+  CHECK(attn::report::measured(0.0) == "0.00e+00");
   CHECK(attn::report::measured(0.112) == "0.112");
   CHECK(attn::report::measured(5.96e-8) == "5.96e-08");
   CHECK(attn::report::measured(1e9) == "1.00e+09");

@@ -137,7 +137,7 @@ void deliver(const Report& report, Sink& sink);
 // `keep` replaces the spaces inside the parenthesised numbers, so that a wrapping sink can keep
 // "(max |sum - 1| = 5.96e-08 <= 1e-06)" on one line.
 std::string check_text(const CheckItem& check, char keep = ' ');
-// A measured value as checks print it: "0", "0.112", "5.96e-08", "nan".
+// A measured value as checks print it: "0.00e+00", "0.112", "5.96e-08", "nan".
 std::string measured(double value);
 
 // The invariants that failed, with the stage each belongs to (questions never fail).
