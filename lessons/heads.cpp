@@ -486,7 +486,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            ", " + std::to_string(kv) + ") instead of " + std::to_string(B * h) + " blocks of (" +
            std::to_string(T) + ", " + std::to_string(T) + "). " +
            (error.empty() ? "Here the mask's shape happens to fit, so PyTorch raises nothing: it hides head pairs, "
-                            "not future tokens, and every number after it is wrong."
+                            "not future tokens, and every number after it is wrong. "
                           : "The (T, T) mask cannot fill it, so the article's code stops at masked_fill_. ") +
            "The fix is the one the stages above take: q_heads = query.transpose(1, 2) (likewise keys, values) "
            "before the scores, and context_vector.transpose(1, 2) back before the heads are merged.");

@@ -110,6 +110,14 @@ TEST_CASE("rakesh: the article's code without transpose(1, 2), and the fixed cod
   apply_preset("rakesh", "heads", false, o);
   const auto quiet = run_lesson("heads", o);
   CHECK(check_with(quiet, "can the (T, T) mask fill att_score (1, 3, 3, 3) in place?").passed);
+
+  // One key/value head: the last axes agree, the one before does not (PyTorch 1.13's message).
+  LessonOptions one_kv;
+  one_kv.kv_heads = 1;
+  apply_preset("rakesh", "heads", false, one_kv);
+  CHECK(check_with(run_lesson("heads", one_kv), "in place?").because ==
+        "PyTorch 1.13 raises RuntimeError: The size of tensor a (2) must match the size of tensor b (3) at "
+        "non-singleton dimension 2");
 }
 
 TEST_CASE("llama: bias-free o_proj, mask == 0 filled with -1e9, combine_heads without return") {
