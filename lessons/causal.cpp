@@ -18,6 +18,7 @@
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
 #include "lessons/external.hpp"
+#include "lessons/presets.hpp"
 #include "lessons/registry.hpp"
 
 namespace attn {
@@ -58,6 +59,43 @@ double max_above_diagonal(const Ten3& w) {
         m = std::fmax(m, std::fabs(w(b, i, j)));
       }
   return m;
+}
+
+// The Evolution of Attention article's mask: torch.triu(attn_score, diagonal=1).bool(), 1 where it
+// hides. It hides a future position only where that score is nonzero (NaN counts as nonzero, as
+// in PyTorch); a score of exactly 0 (or -0) stays visible.
+Ten3 mask_from_scores(const Ten3& scaled) {
+  Ten3 m = xt::zeros<float>(scaled.shape());  // (B, T, T)
+  for (std::size_t b = 0; b < scaled.shape()[0]; ++b)
+    for (std::size_t i = 0; i < scaled.shape()[1]; ++i)
+      for (std::size_t j = i + 1; j < scaled.shape()[2]; ++j) m(b, i, j) = scaled(b, i, j) != 0.0f ? 1.0f : 0.0f;
+  return m;
+}
+
+// The article's forward pass after the scores: scale, hide where mask_from_scores says, softmax.
+struct ScoresMaskRun {
+  Ten3 mask;          // (B, T, T), 1 = hidden
+  Ten3 attn_weights;  // (B, T, T)
+  Ten3 context_vec;   // (B, T, d_out)
+};
+ScoresMaskRun scores_mask_forward(const CausalRun& r) {
+  ScoresMaskRun a;
+  Ten3 scaled = scale_scores(r.attn_scores, r.keys.shape()[2]);  // (B, T, T)
+  a.mask = mask_from_scores(scaled);                             // (B, T, T)
+  for (std::size_t n = 0; n < scaled.size(); ++n)
+    if (a.mask.flat(n) != 0.0f) scaled.flat(n) = kNegInf;
+  a.attn_weights = softmax_rows(scaled);             // (B, T, T)
+  a.context_vec = matmul(a.attn_weights, r.values);  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
+  return a;
+}
+
+// Future positions (above the diagonal) that a (B, T, T) mask leaves visible.
+std::size_t visible_future(const Ten3& mask) {
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < mask.shape()[0]; ++b)
+    for (std::size_t i = 0; i < mask.shape()[1]; ++i)
+      for (std::size_t j = i + 1; j < mask.shape()[2]; ++j) n += mask(b, i, j) == 0.0f;
+  return n;
 }
 
 // exp(x) is 0 in float32 below about -103.97 (the smallest subnormal is 2^-149).
@@ -107,34 +145,48 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   const auto& tok = set.in.rows;   // row labels (one per token, or per token of each sentence)
   const auto& cols = set.in.cols;  // column labels, empty when the batch holds different sentences
 
+  const ArticleModel model = article_model(opts.preset);  // the preset's names, order and mask
   const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
   const std::string linear = "nn.Linear(" + din + ", " + dout + ", bias=False)";
+  const std::string &Wq = model.query, &Wk = model.key, &Wv = model.value;
+  std::vector<std::string> reproduce = {"torch.manual_seed(" + std::to_string(set.seed) + ")"};
+  if (model.key_before_query) reproduce.push_back(Wk + " = " + linear);
+  reproduce.push_back(Wq + " = " + linear);
+  if (!model.key_before_query) reproduce.push_back(Wk + " = " + linear);
+  reproduce.push_back(Wv + " = " + linear);
+  const char* follows = preset_follows(opts.preset);  // a preset names its own article
   out.header = {"causal", "Causal attention: no peeking at the future",
-                "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(),
-                {"torch.manual_seed(" + std::to_string(set.seed) + ")",
-                 "W_query = " + linear, "W_key = " + linear, "W_value = " + linear}};
+                follows ? follows : "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(),
+                reproduce};
   {
     auto& s = inputs_stage(out, view, set.in);
     for (const auto& note : opts.preset_notes) s.note(note);
   }
 
-  // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers.
+  // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers,
+  // drawn in the order the article constructs them (Evolution of Attention: wk first).
   TorchGenerator gen(set.seed);
-  const Linear W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
-  const Linear W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen);      // weight (d_out, d_in)
-  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
+  Linear W_query, W_key;
+  if (model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
+  W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen);                          // weight (d_out, d_in)
+  if (!model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
+  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen);              // weight (d_out, d_in)
   const CausalRun r = forward(x, W_query, W_key, W_value);
   {
     auto& s = out.stage("Queries, keys and values from nn.Linear",
-                        "queries = x @ W_query.weight^T  (likewise keys, values)");
+                        "queries = x @ " + Wq + ".weight^T  (likewise keys, values)");
     view.in(s, "x", x);
-    s.show("W_query.weight", W_query.weight).show("W_key.weight", W_key.weight).show("W_value.weight", W_value.weight);
+    if (model.key_before_query) s.show(Wk + ".weight", W_key.weight);
+    s.show(Wq + ".weight", W_query.weight);
+    if (!model.key_before_query) s.show(Wk + ".weight", W_key.weight);
+    s.show(Wv + ".weight", W_value.weight);
     view.show(s, "queries", r.queries, tok);
     view.show(s, "keys", r.keys, tok);
     view.show(s, "values", r.values, tok);
     s.note("nn.Linear stores its weight as (out, in) = (" + dout + ", " + din + ") and computes x @ weight^T. " +
            (opts.weights.empty() ? "Drawn after torch.manual_seed(" + std::to_string(set.seed) +
-                                       ") in the order query, key, value, so PyTorch gives these very numbers."
+                                       ") in the order " + (model.key_before_query ? "key, query, value" : "query, key, value") +
+                                       ", so PyTorch gives these very numbers."
                                  : weights_origin(opts)));
   }
   {
@@ -173,6 +225,69 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
             max_above_diagonal(r.attn_weights), Relation::AtMost, 0.0);
     check_rows_sum_to_one(s, "attn_weights", r.attn_weights);
     s.note("Row 1 puts all its weight on the first token; row t spreads it over tokens 1..t only.");
+  }
+  if (model.mask == MaskConvention::FromScores && T > 1) {
+    // The article builds its mask from the scores. Here, and on an input with a zero token last.
+    const ScoresMaskRun here = scores_mask_forward(r);
+    Ten3 x_pad = x;  // (B, T, d_in): the last token's embedding set to zeros
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t k = 0; k < set.d_in; ++k) x_pad(b, T - 1, k) = 0.0f;
+    const CausalRun fixed_pad = forward(x_pad, W_query, W_key, W_value);  // the proper mask
+    const ScoresMaskRun article_pad = scores_mask_forward(fixed_pad);    // the article's mask
+    const std::size_t open_here = visible_future(here.mask), open_pad = visible_future(article_pad.mask);
+    const std::size_t future = B * T * (T - 1) / 2;
+    auto& s = out.stage("The article's mask: built from the scores",
+                        "attn_score = q @ k^T / sqrt(d_k);  attn_score[torch.triu(attn_score, diagonal=1).bool()] = "
+                        "float(\"-inf\")\nfix: attn_score = attn_score.masked_fill(torch.triu(torch.ones(T, T), "
+                        "diagonal=1).bool(), float(\"-inf\"))");
+    view.in(s, "attn_scores", r.attn_scores);
+    view.show(s, "triu(attn_score, diagonal=1).bool()", here.mask, tok, cols);
+    s.question("does triu(attn_score).bool() hide every future position here?", "future positions left visible",
+               static_cast<double>(open_here), Relation::AtMost, 0.0,
+               std::to_string(open_here) + " scores above the diagonal are exactly 0, which .bool() reads as False");
+    s.question("do its attn_weights equal the fixed mask's here?", "max |diff|",
+               max_abs_diff(here.attn_weights, r.attn_weights), Relation::AtMost, 0.0,
+               "the visible future positions take weight");
+    s.note("The mask is True where a score above the diagonal is nonzero: it depends on the numbers, not on "
+           "the positions. Now give the last token a zero embedding (what nn.Embedding(padding_idx=...) returns "
+           "for padding): its key is 0, so every score against it is exactly 0.");
+    view.in(s, "x_pad", x_pad);
+    view.show(s, "triu(attn_score_pad, diagonal=1).bool()", article_pad.mask, tok, cols);
+    view.show(s, "attn_weights_pad (the article's mask)", article_pad.attn_weights, tok, cols);
+    view.show(s, "attn_weights_pad (the fixed mask)", fixed_pad.attn_weights, tok, cols);
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i + 1 < T && rows.size() < 8; ++i) {
+      std::string shown;  // the future tokens row i still sees, batch entry 0
+      double largest = 0.0;  // its largest weight on them
+      for (std::size_t j = i + 1; j < T; ++j) {
+        largest = std::fmax(largest, article_pad.attn_weights(0, i, j));
+        if (article_pad.mask(0, i, j) == 0.0f) shown += (shown.empty() ? "" : ", ") + tok[j];
+      }
+      rows.push_back({std::to_string(i + 1) + " (" + tok[i] + ")", std::to_string(T - 1 - i),
+                      shown.empty() ? "none" : shown, report::measured(largest)});
+    }
+    s.table({"row (batch 0)", "future positions", "left visible by triu(attn_score)", "largest future weight"}, rows);
+    s.check("the fixed mask hides the future of x_pad: every weight above the diagonal is 0",
+            "max weight above the diagonal", max_above_diagonal(fixed_pad.attn_weights), Relation::AtMost, 0.0);
+    s.question("does the article's mask hide every future position of x_pad?", "future positions left visible",
+               static_cast<double>(open_pad), Relation::AtMost, 0.0,
+               std::to_string(open_pad) + " of the " + std::to_string(future) +
+                   " future positions score exactly 0 against the zero token and stay visible");
+    s.question("does the article's mask give x_pad the same context_vec as the fixed mask?", "max |diff|",
+               max_abs_diff(article_pad.context_vec, fixed_pad.context_vec), Relation::AtMost,
+               rounding_tolerance(fixed_pad.context_vec),
+               "the earlier tokens give weight " + report::measured(max_above_diagonal(article_pad.attn_weights)) +
+                   " (at most) to the zero token after them, and their context vectors shrink by that share");
+    const std::string T_str = std::to_string(T), B_str = std::to_string(B);
+    s.note("The fix builds the mask from positions alone, torch.triu(torch.ones(T, T), diagonal=1).bool(), "
+           "as the stages above do: it hides the same " + std::to_string(future) +
+           " future positions whatever the scores are." +
+           (B != T ? " Apply it with masked_fill, which broadcasts the (T, T) mask over the batch: indexed the "
+                     "article's way, attn_score[mask] = float(\"-inf\") on scores of shape (" + B_str + ", " + T_str +
+                         ", " + T_str + "), PyTorch 1.13 raises IndexError: The shape of the mask [" + T_str + ", " +
+                         T_str + "] at index 0 does not match the shape of the indexed tensor [" + B_str + ", " + T_str +
+                         ", " + T_str + "] at index 0."
+                   : ""));
   }
 
   // The book's first route: mask after softmax, then renormalise.

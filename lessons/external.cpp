@@ -74,8 +74,20 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
       std::copy(t.values.begin(), t.values.end(), one.begin());
       in.x = stack_batch(one, in.B);  // (B, T, d_in)
     }
-    for (std::size_t i = 0; i < in.T; ++i) in.rows.push_back(opts.tokens ? (*opts.tokens)[i] : numbered(i));
-    in.cols = in.rows;
+    if (has_batch && opts.tokens && opts.more_sentences.size() + 1 == file_B) {
+      // One labelled sentence per batch entry (a preset's literal batch): rows per sentence, no
+      // shared column labels.
+      for (const auto& w : *opts.tokens) in.rows.push_back(w);
+      for (const auto& sentence : opts.more_sentences) {
+        if (sentence.size() != in.T)
+          throw UsageError("every --tokens sentence needs the same number of words", "--tokens",
+                           std::to_string(in.T) + " words each", std::to_string(sentence.size()));
+        for (const auto& w : sentence) in.rows.push_back(w);
+      }
+    } else {
+      for (std::size_t i = 0; i < in.T; ++i) in.rows.push_back(opts.tokens ? (*opts.tokens)[i] : numbered(i));
+      in.cols = in.rows;
+    }
     in.origin = "x comes from " + t.source + ", shape " + shape_str(t.shape) + ".";
     in.batched = always_batched || has_batch || opts.batch.has_value();
     return in;

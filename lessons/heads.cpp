@@ -20,6 +20,7 @@
 #include "core/softmax.hpp"
 #include "lessons/checks.hpp"
 #include "lessons/external.hpp"
+#include "lessons/presets.hpp"
 #include "lessons/registry.hpp"
 
 namespace attn {
@@ -46,6 +47,52 @@ Ten4 as_single_head(const Ten3& t) {
 
 std::string yes_no(bool b) { return b ? "True" : "False"; }
 
+// Attention with the article's mask: Raschka fills -inf before scaling (core's own flow); the
+// Phillips and Llama code fill a finite value into the scaled scores.
+Attention attend(const Ten4& q, const Ten4& k, const Ten4& v, bool causal, const ArticleModel& m) {
+  if (!causal || !m.fill_after_scaling) return scaled_dot_product_attention(q, k, v, causal);
+  Attention a = scaled_dot_product_attention(q, k, v, false);          // scores, scaled, nothing masked
+  a.scaled = masked_fill(a.scaled, causal_mask(q.shape()[2]), m.fill);  // (B, h, T, T)
+  a.attn_weights = softmax_rows(a.scaled);                              // (B, h, T, T)
+  a.context = matmul(a.attn_weights, v);  // (B, h, T, T) @ (B, h, T, d_k) -> (B, h, T, d_k)
+  return a;
+}
+
+// "[1, 3, 2, 2]", as PyTorch writes shapes in its error messages.
+std::string torch_list(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// What `a.masked_fill_(mask, value)` does with these shapes in PyTorch 1.13: "" when it runs, else
+// the RuntimeError's message. Broadcasting compares sizes from the last axis backwards (numbered
+// in the broadcast result); an in-place fill must not grow `a`. `failures` counts the axes that
+// stop it.
+std::string masked_fill_inplace_error(const Shape& a, const Shape& mask, std::size_t& failures) {
+  const std::size_t n = std::max(a.size(), mask.size());
+  Shape out(n);
+  std::string first;
+  failures = 0;
+  for (std::size_t k = 0; k < n; ++k) {  // k counts from the last axis
+    const std::size_t axis = n - 1 - k;
+    const std::size_t sa = k < a.size() ? a[a.size() - 1 - k] : 1, sb = k < mask.size() ? mask[mask.size() - 1 - k] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      ++failures;
+      if (first.empty())
+        first = "The size of tensor a (" + std::to_string(sa) + ") must match the size of tensor b (" +
+                std::to_string(sb) + ") at non-singleton dimension " + std::to_string(axis);
+    }
+    out[axis] = sa == 1 ? sb : sa;
+  }
+  if (!first.empty()) return first;
+  if (out != a) {
+    for (std::size_t k = 0; k < n; ++k) failures += (k >= n - a.size() ? a[k - (n - a.size())] : 1) != out[k];
+    return "output with shape " + torch_list(a) + " doesn't match the broadcast shape " + torch_list(out);
+  }
+  return "";
+}
+
 }  // namespace
 
 void lesson_heads(const LessonOptions& opts, report::Report& out) {
@@ -70,6 +117,12 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const std::size_t d_kv = kv * d_k;   // width of the key and value projections
   const bool grouped = kv != h;
   const bool qkv_bias = opts.weights.empty() ? opts.qkv_bias : opts.weights.count("W_query_bias") != 0;
+  const ArticleModel model = article_model(opts.preset);  // names, mask and mistakes of the preset's article
+  const bool out_bias = opts.weights.empty() ? model.out_proj_bias : opts.weights.count("out_proj_bias") != 0;
+  const std::string& Wq = model.query;  // the layer names the article prints
+  const std::string& Wk = model.key;
+  const std::string& Wv = model.value;
+  const std::string& Wo = model.output;
   check_size("attn_scores", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
   check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
   check_size("W_query.weight", {d_out, d_in}, opts.shapes_only, "--d-in, --d-out");
@@ -88,10 +141,10 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   if (!opts.preset.empty()) setting.push_back("preset " + opts.preset);
   std::vector<std::string> reproduce;
   if (opts.weights.empty()) {
-    reproduce = {"torch.manual_seed(" + std::to_string(seed) + ")", "W_query = " + linear_line(dout),
-                 "W_key = " + linear_line(dkv), "W_value = " + linear_line(dkv),
-                 "out_proj = nn.Linear(" + dout + ", " + dout + ")"};
-    if (!grouped) {
+    reproduce = {"torch.manual_seed(" + std::to_string(seed) + ")", Wq + " = " + linear_line(dout),
+                 Wk + " = " + linear_line(dkv), Wv + " = " + linear_line(dkv),
+                 Wo + " = nn.Linear(" + dout + ", " + dout + (out_bias ? "" : ", bias=False") + ")"};
+    if (!grouped && opts.preset.empty()) {
       reproduce.push_back("# or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
                           ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(qkv_bias) + "),");
       reproduce.push_back(std::string("# which builds these four layers in this order") +
@@ -100,8 +153,10 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   } else {
     reproduce = {"# the four layers' weights are loaded from --weights " + opts.weights_dir};
   }
+  const char* follows = preset_follows(opts.preset);  // a preset names its own article
   out.header = {"heads", "Multi-head attention: split, attend, merge",
-                "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
+                follows ? follows
+                        : "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
                 setting, reproduce};
 
   const Ten3& x = in.x;  // (B, T, d_in)
@@ -117,23 +172,24 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen);  // weight (d_out, d_in)
   p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen);       // weight (d_kv, d_in)
   p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen);   // weight (d_kv, d_in)
-  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, true, gen);   // weight (d_out, d_out)
+  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, out_bias, gen);  // weight (d_out, d_out)
   {
-    auto& s = out.stage("Weights: one fused projection per role, plus out_proj",
-                        grouped ? "W_query = nn.Linear(d_in, d_out); W_key, W_value = nn.Linear(d_in, kv_heads * d_k)"
-                                : "W_query, W_key, W_value = nn.Linear(d_in, d_out); out_proj = nn.Linear(d_out, d_out)");
-    s.show("W_query.weight", p.W_query.weight);
-    if (p.W_query.has_bias()) s.show("W_query.bias", p.W_query.bias);
-    s.show("W_key.weight", p.W_key.weight);
-    if (p.W_key.has_bias()) s.show("W_key.bias", p.W_key.bias);
-    s.show("W_value.weight", p.W_value.weight);
-    if (p.W_value.has_bias()) s.show("W_value.bias", p.W_value.bias);
-    s.show("out_proj.weight", p.out_proj.weight);
-    if (p.out_proj.has_bias()) s.show("out_proj.bias", p.out_proj.bias);
+    auto& s = out.stage("Weights: one fused projection per role, plus " + Wo,
+                        grouped ? Wq + " = nn.Linear(d_in, d_out); " + Wk + ", " + Wv + " = nn.Linear(d_in, kv_heads * d_k)"
+                                : Wq + ", " + Wk + ", " + Wv + " = nn.Linear(d_in, d_out); " + Wo +
+                                      " = nn.Linear(d_out, d_out" + (out_bias ? "" : ", bias=False") + ")");
+    s.show(Wq + ".weight", p.W_query.weight);
+    if (p.W_query.has_bias()) s.show(Wq + ".bias", p.W_query.bias);
+    s.show(Wk + ".weight", p.W_key.weight);
+    if (p.W_key.has_bias()) s.show(Wk + ".bias", p.W_key.bias);
+    s.show(Wv + ".weight", p.W_value.weight);
+    if (p.W_value.has_bias()) s.show(Wv + ".bias", p.W_value.bias);
+    s.show(Wo + ".weight", p.out_proj.weight);
+    if (p.out_proj.has_bias()) s.show(Wo + ".bias", p.out_proj.bias);
     s.note("Head i (counting from 0) will use rows [i*d_k : (i+1)*d_k] of each (d_out, d_in) weight, "
            "with d_k = " + std::to_string(d_k) + ": the " + std::to_string(h) +
            " heads are already inside one matrix." +
-           (grouped ? " W_key and W_value hold only " + std::to_string(kv) + " heads of " + std::to_string(d_k) +
+           (grouped ? " " + Wk + " and " + Wv + " hold only " + std::to_string(kv) + " heads of " + std::to_string(d_k) +
                           " (" + dkv + " rows): each serves " + std::to_string(groups) + " query heads."
                     : ""));
     if (!opts.weights.empty()) s.note(weights_origin(opts));
@@ -143,8 +199,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const Ten3 keys = linear(p.W_key, x);       // (B, T, d_kv)
   const Ten3 values = linear(p.W_value, x);   // (B, T, d_kv)
   {
-    auto& s = out.stage("Fused projections", std::string("queries = x @ W_query.weight^T") +
-                                                 (qkv_bias ? " + W_query.bias" : "") + "  (likewise keys, values)");
+    auto& s = out.stage("Fused projections", "queries = x @ " + Wq + ".weight^T" +
+                                                 (qkv_bias ? " + " + Wq + ".bias" : "") + "  (likewise keys, values)");
     s.in("x", x);
     s.show("queries", queries, tok).show("keys", keys, tok).show("values", values, tok);
   }
@@ -195,7 +251,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            std::to_string(h) + " heads as before. With --kv-heads equal to --heads this stage disappears.");
   }
 
-  const Attention a = scaled_dot_product_attention(q_heads, k_heads, v_heads, causal);
+  const Attention a = attend(q_heads, k_heads, v_heads, causal, model);
   {
     auto& s = out.stage("Scores for every head", "attn_scores = q_heads @ k_heads.transpose(2, 3)");
     s.in("q_heads", q_heads).in("k_heads", k_heads);
@@ -225,14 +281,53 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     s.note("This is Raschka's example tensor from 3.6.2: one (3, 4) @ (4, 3) product per head, "
            "run as a single call. The scores above are the same operation on q_heads and k_heads.");
   }
+  const bool keep_mask = causal && model.mask == MaskConvention::HideWhereZero;  // the article's mask == 0
+  if (keep_mask) {
+    // The article writes the mask the other way round from the book: show both, and that they agree.
+    const Mat book_mask = causal_mask(T);   // (T, T): 1 = hidden
+    const Mat keep = lower_triangle(T);     // (T, T): 0 = hidden
+    Mat hidden_book = xt::zeros<float>({T, T});     // (T, T): 1 where the book's mask hides
+    Mat hidden_article = xt::zeros<float>({T, T});  // (T, T): 1 where the article's mask hides
+    std::size_t hidden = 0;
+    for (std::size_t i = 0; i < T; ++i)
+      for (std::size_t j = 0; j < T; ++j) {
+        hidden_book(i, j) = book_mask(i, j) == 1.0f ? 1.0f : 0.0f;
+        hidden_article(i, j) = keep(i, j) == 0.0f ? 1.0f : 0.0f;
+        hidden += hidden_article(i, j) != 0.0f;
+      }
+    auto& s = out.stage("Two ways to write the causal mask: 1 = hidden, or 0 = hidden",
+                        "mask = torch.triu(torch.ones(T, T), diagonal=1)   # Raschka: masked_fill(mask.bool(), -inf)\n"
+                        "mask = torch.tril(torch.ones(T, T))   # this article: masked_fill(mask == 0, " +
+                            model.fill_text + ")");
+    s.show("torch.triu(torch.ones(T, T), diagonal=1)", book_mask, cols, cols);
+    s.show("torch.tril(torch.ones(T, T))", keep, cols, cols);
+    s.show("triu(...) == 1", hidden_book, cols, cols);
+    s.show("tril(...) == 0", hidden_article, cols, cols);
+    check_identical(s, "the two masks hide exactly the same positions", hidden_article, hidden_book);
+    s.note("Raschka's mask marks what is hidden (1 above the diagonal) and fills where it is true; this "
+           "article's mask marks what may be seen (1 on and below the diagonal) and fills where it is 0. "
+           "Both hide the same " + std::to_string(hidden) + " of the " + std::to_string(T * T) +
+           " positions. Mixing the conventions (masked_fill(tril_mask.bool(), ...)) would hide the past and "
+           "the token itself instead of the future.");
+  }
   {
-    auto& s = out.stage(causal ? "Causal mask, scaling and softmax" : "Scaling and softmax (no mask)",
-                        causal ? "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)"
-                               : "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
+    std::string equation = "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)";
+    if (causal)
+      equation = model.fill_after_scaling
+                     ? "attn_weights = softmax((attn_scores / sqrt(d_k)).masked_fill(" +
+                           std::string(keep_mask ? "mask == 0" : "mask.bool()") + ", " + model.fill_text + "), dim=-1)"
+                     : "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)";
+    auto& s = out.stage(causal ? "Causal mask, scaling and softmax" : "Scaling and softmax (no mask)", equation);
     s.in("attn_scores", a.attn_scores);
     s.show("attn_weights", a.attn_weights, tok, cols);
     s.attention_weights();
     check_rows_sum_to_one(s, "attn_weights", a.attn_weights);
+    if (causal && model.fill != -std::numeric_limits<float>::infinity()) {
+      const Attention inf = scaled_dot_product_attention(q_heads, k_heads, v_heads, true);  // Raschka's -inf
+      s.question("does the fill " + model.fill_text + " give exactly the weights -inf gives here?", "max |diff|",
+                 max_abs_diff(a.attn_weights, inf.attn_weights), Relation::AtMost, 0.0,
+                 "some scaled score is within about 104 of the fill, so exp(fill - max) is not 0 in float32");
+    }
     s.note("The same (T, T) mask serves every batch entry and head; d_k = " + std::to_string(d_k) +
            " is the head width, not d_out.");
   }
@@ -255,12 +350,37 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     s.note("Each token's row is its heads' outputs side by side. .contiguous() is needed in "
            "PyTorch because the transpose left the memory in head-major order.");
   }
+  if (model.combine_heads_returns_none) {
+    // The walk-through's combine_heads builds this view and drops it: it has no return.
+    Ten3 returned = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), element by element
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t i = 0; i < h; ++i)
+          for (std::size_t j = 0; j < d_k; ++j) returned(b, t, i * d_k + j) = a.context(b, i, t, j);
+    const std::string view_shape = shape_str(Shape{B, T, d_out});
+    auto& s = out.stage("The walk-through's combine_heads returns None",
+                        "def combine_heads(self, x):  x.transpose(1, 2).contiguous().view(B, T, d_model)   # no return\n"
+                        "output = self.W_o(self.combine_heads(attention_output))");
+    s.in("attention_output", a.context);
+    s.table({"the article's code", "what PyTorch 1.13 does"},
+            {{"self.combine_heads(attention_output)",
+              "builds the " + view_shape + " view, drops it, and returns None (a Python function without return)"},
+             {"self.W_o(None)", "TypeError: linear(): argument 'input' (position 1) must be Tensor, not NoneType"}});
+    s.show("combine_heads(attention_output)  # with return", returned, tok);
+    check_identical(s, "with `return` added, combine_heads gives context_vec (B, h, T, d_k) -> (B, T, d_out)",
+                    returned, context);
+    s.note("The fix is one word: return x.transpose(1, 2).contiguous().view(batch_size, seq_length, "
+           "self.d_model). The forward pass then reaches W_o (here " + Wo + ") with the " + view_shape +
+           " context_vec above. Without it nothing fails inside combine_heads: the error appears where its "
+           "result is used, in self.W_o(...).");
+  }
   const Ten3 output = linear(p.out_proj, context);  // (B, T, d_out) -> (B, T, d_out)
   {
-    auto& s = out.stage("Output projection", "output = context_vec @ out_proj.weight^T + out_proj.bias");
+    auto& s = out.stage("Output projection", "output = context_vec @ " + Wo + ".weight^T" +
+                                                 (p.out_proj.has_bias() ? " + " + Wo + ".bias" : ""));
     s.in("context_vec", context);
     s.show("output", output, tok);
-    s.note("out_proj lets the heads' results mix; without it each output column would come from "
+    s.note(Wo + " lets the heads' results mix; without it each output column would come from "
            "one head only.");
   }
 
@@ -270,14 +390,13 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     const Ten3 q_i = linear(head_slice(p.W_query, i, d_k), x);  // (B, T, d_k)
     const Ten3 k_i = linear(head_slice(p.W_key, i / groups, d_k), x);    // (B, T, d_k), its kv head
     const Ten3 v_i = linear(head_slice(p.W_value, i / groups, d_k), x);  // (B, T, d_k)
-    const Attention one = scaled_dot_product_attention(as_single_head(q_i), as_single_head(k_i),
-                                                       as_single_head(v_i), causal);
+    const Attention one = attend(as_single_head(q_i), as_single_head(k_i), as_single_head(v_i), causal, model);
     xt::view(concat, xt::all(), xt::all(), xt::range(i * d_k, (i + 1) * d_k)) =
         xt::view(one.context, xt::all(), 0, xt::all(), xt::all());
   }
   {
     auto& s = out.stage("The same thing, one head at a time",
-                        "head_i = attention(x @ W_query.weight[rows_i]^T, ...);  context = torch.cat(heads, dim=-1)");
+                        "head_i = attention(x @ " + Wq + ".weight[rows_i]^T, ...);  context = torch.cat(heads, dim=-1)");
     s.in("x", x);
     s.show("torch.cat(heads, dim=-1)", concat, tok);
     check_close(s, "torch.cat(heads, dim=-1) equals the fused context_vec", concat, context);
@@ -287,11 +406,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   }
 
   // Check 2: the mistake of viewing (B, T, d_out) as (B, h, T, d_k) directly.
-  if (T > 1 && h > 1) {
+  if (T > 1 && h > 1 && !model.missing_transpose) {
     const Ten4 q_wrong = reshape_without_transpose(queries, h);  // (B, T, d_out) -> (B, h, T, d_k)
     const Ten4 k_wrong = repeat_kv_heads(reshape_without_transpose(keys, kv), groups);    // (B, h, T, d_k)
     const Ten4 v_wrong = repeat_kv_heads(reshape_without_transpose(values, kv), groups);  // (B, h, T, d_k)
-    const Attention wrong = scaled_dot_product_attention(q_wrong, k_wrong, v_wrong, causal);
+    const Attention wrong = attend(q_wrong, k_wrong, v_wrong, causal, model);
     Ten3 merged_wrong = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), no transpose either
     std::copy(wrong.context.begin(), wrong.context.end(), merged_wrong.begin());
     const Ten3 output_wrong = linear(p.out_proj, merged_wrong);  // (B, T, d_out)
@@ -327,6 +446,50 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            "the numbers are wrong. Head 0's rows are consecutive pieces of the first tokens' rows "
            "(the table), so tokens and heads are mixed and the causal mask no longer lines up "
            "with real positions.");
+  }
+
+  // The article's own mistake (Rakesh): query and keys stay (B, T, h, d_k), no .transpose(1, 2).
+  if (model.missing_transpose) {
+    const Ten4 att_score = matmul_bt(q_view, k_view);  // (B, T, h, d_k) @ (B, T, d_k, kv) -> (B, T, h, kv)
+    // What one entry of it is: head i's query against head j's key, of the same token t.
+    Ten4 head_pairs = xt::empty<float>({B, T, h, kv});  // (B, T, h, kv)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t i = 0; i < h; ++i)
+          for (std::size_t j = 0; j < kv; ++j) {
+            double dot = 0.0;
+            for (std::size_t c = 0; c < d_k; ++c) dot += double(q_heads(b, i, t, c)) * double(k_kv_heads(b, j, t, c));
+            head_pairs(b, t, i, j) = static_cast<float>(dot);
+          }
+    const Shape wrong_shape = to_shape(att_score.shape()), mask_shape{T, T};
+    std::size_t failures = 0;
+    const std::string error = masked_fill_inplace_error(wrong_shape, mask_shape, failures);
+    auto& s = out.stage("The article's code: scores without .transpose(1, 2)",
+                        "att_score = query.view(B, T, h, d_k) @ keys.view(B, T, h, d_k).transpose(2, 3)\n"
+                        "att_score.masked_fill_(torch.triu(torch.ones(T, T), diagonal=1).bool(), float('-inf'))");
+    s.in("queries.view(B, T, h, d_k)", q_view).in("keys.view(B, T, h, d_k)", k_view);
+    report::Labels head_rows;  // the rows of each (h, kv) block are query heads
+    for (std::size_t i = 0; i < h; ++i) head_rows.push_back("head " + std::to_string(i));
+    s.show("att_score (the article's)", att_score, head_rows);
+    check_close(s, "att_score[b, t, i, j] is head i's query against head j's key of the same token t",
+                att_score, head_pairs);
+    s.question("can the (T, T) mask fill att_score " + shape_str(wrong_shape) + " in place?",
+               "axes where the shapes do not broadcast", static_cast<double>(failures), Relation::AtMost, 0.0,
+               "PyTorch 1.13 raises RuntimeError: " + error);
+    s.table({"code", "att_score", "each block of the last two axes compares", "masked_fill_ with mask (T, T)"},
+            {{"the article's: query @ keys.transpose(2, 3)", shape_str(wrong_shape),
+              "the heads of one token", error.empty() ? "runs, and hides head pairs" : "RuntimeError: " + error},
+             {"fixed: q_heads @ k_heads.transpose(2, 3), after .transpose(1, 2)", shape_str(to_shape(a.attn_scores.shape())),
+              "the tokens of one head", "runs, and hides the future"}});
+    s.note(std::string("Without .transpose(1, 2) the last two axes are (heads, d_k), so the matmul multiplies ") +
+           "heads with heads inside each token: " + std::to_string(B * T) + " blocks of (" + std::to_string(h) +
+           ", " + std::to_string(kv) + ") instead of " + std::to_string(B * h) + " blocks of (" +
+           std::to_string(T) + ", " + std::to_string(T) + "). " +
+           (error.empty() ? "Here the mask's shape happens to fit, so PyTorch raises nothing: it hides head pairs, "
+                            "not future tokens, and every number after it is wrong. "
+                          : "The (T, T) mask cannot fill it, so the article's code stops at masked_fill_. ") +
+           "The fix is the one the stages above take: q_heads = query.transpose(1, 2) (likewise keys, values) "
+           "before the scores, and context_vector.transpose(1, 2) back before the heads are merged.");
   }
 }
 

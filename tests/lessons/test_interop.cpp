@@ -174,7 +174,7 @@ TEST_CASE("presets give each article's shapes") {
     CHECK(tensor(r, "q_heads").shape == Shape{3, 4, 6, 2});
     CHECK(tensor(r, "attn_scores").shape == Shape{3, 4, 6, 6});
     CHECK(tensor(r, "output").shape == Shape{3, 6, 8});
-    CHECK(has_tensor(r, "W_key.bias"));
+    CHECK(has_tensor(r, "Wk.bias"));
     CHECK(tensor(r, "x").row_labels.at(6) == "this");
     // No mask: a first row attends to every token.
     CHECK(tensor(r, "attn_weights").values.at(5) > 0.0f);
@@ -222,7 +222,7 @@ TEST_CASE("presets give each article's shapes") {
     LessonOptions o;
     CHECK_THROWS_WITH_AS(apply_preset("llama", "causal", false, o), doctest::Contains("does not configure lesson 'causal'"),
                          UsageError);
-    CHECK_THROWS_WITH_AS(apply_preset("gpt2", "heads", false, o), doctest::Contains("one of raschka, phillips, rakesh, llama"),
+    CHECK_THROWS_WITH_AS(apply_preset("gpt2", "heads", false, o), doctest::Contains("one of raschka, phillips, rakesh, llama, evolution"),
                          UsageError);
   }
 }
