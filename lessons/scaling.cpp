@@ -56,7 +56,7 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
                 "Phillips, The Implemented Transformer, appendix on scaling",
                 {"seed " + std::to_string(seed), "samples " + std::to_string(kSamples),
                  "d_k in (2, 8, 32, 128, 512)", "keys per row " + std::to_string(T)},
-                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                {"import torch", "torch.manual_seed(" + std::to_string(seed) + ")",
                  "for d_k in (2, 8, 32, 128, 512): q = torch.randn(" + std::to_string(kSamples) +
                      ", d_k); k = torch.randn(" + std::to_string(kSamples) +
                      ", d_k); dots = (q * k).sum(dim=-1); dots.var(unbiased=False)",

@@ -296,7 +296,7 @@ TEST_CASE("narration: the heads mistake table says how many of T rows it shows (
 
 TEST_CASE("narration: scaling over 50 seeds and key counts") {
   for (std::size_t T : {std::size_t{8}, std::size_t{1}, std::size_t{2}, std::size_t{64}})
-    for (std::uint64_t seed = 0; seed < 50; seed += (T == 8 ? 1 : 7)) {
+    for (std::uint64_t seed = 0; seed < 50; seed += (T == 8 ? 1 : 10)) {  // 50 seeds at the default T
       CAPTURE(T);
       CAPTURE(seed);
       LessonOptions o;
