@@ -138,7 +138,8 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   const CausalRun r = forward(x, W_query, W_key, W_value);
   {
     auto& s = out.stage("Queries, keys and values from nn.Linear",
-                        "queries = x @ W_query.weight^T  (likewise keys, values)");
+                        std::string("queries = x @ W_query.weight^T") + (W_query.has_bias() ? " + W_query.bias" : "") +
+                            "  (likewise keys, values)");
     view.in(s, "x", x);
     s.show("W_query.weight", W_query.weight).show("W_key.weight", W_key.weight).show("W_value.weight", W_value.weight);
     view.show(s, "queries", r.queries, tok);

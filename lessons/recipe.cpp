@@ -201,9 +201,10 @@ std::vector<std::string> Recipe::lines() const {
                    },
                    [&](const Load& l) {
                      const bool text = !ends_with(l.path, ".npy");
+                     // attn's text reader splits on commas, semicolons and white space alike.
                      const std::string read =
-                         text ? "np.loadtxt(" + py_string(l.path, false) + (ends_with(l.path, ".csv") ? ", delimiter=\",\"" : "") +
-                                    ", ndmin=2)"
+                         text ? "np.loadtxt((line.replace(\",\", \" \").replace(\";\", \" \") for line in open(" +
+                                    py_string(l.path, false) + ")), ndmin=2)"
                               : "np.load(" + py_string(l.path, false) + ")";
                      const bool param = l.target.find('.') != std::string::npos;
                      out.push_back(l.target + (param ? ".data" : "") + " = torch.tensor(" + read +

@@ -63,7 +63,8 @@ struct Literal {
   Shape shape;
   std::vector<float> values;  // C order
 };
-// target = torch.tensor(np.load(path) or np.loadtxt(path), dtype=torch.float32), transposed
+// target = torch.tensor(np.load(path), dtype=torch.float32), or np.loadtxt over the file's lines
+// with commas and semicolons made spaces for a text file (.csv, .tsv, .txt), transposed
 // (.T) when `transpose`. `target` is a variable ("x", "W_query") or a layer's parameter
 // ("W_query.weight"), which replaces what nn.Linear drew.
 struct Load {

@@ -131,8 +131,9 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
   const std::regex seed_re(R"(torch\.manual_seed\((\d+)\))");
   const std::regex rand_re(R"((\w+) = torch\.rand\((\d+), (\d+)\))");
   const std::regex linear_re(R"((\w+) = nn\.Linear\((\d+), (\d+)(, bias=False)?\))");
-  const std::regex load_re("([\\w.]+?)(\\.data)? = torch\\.tensor\\(np\\.(load|loadtxt)\\(" + q +
-                           "(, delimiter=\",\")?(, ndmin=2)?\\), dtype=torch\\.float32\\)(\\.T)?");
+  const std::string text_lines = R"(\(line\.replace\(",", " "\)\.replace\(";", " "\) for line in open\()";
+  const std::regex load_re("([\\w.]+?)(\\.data)? = torch\\.tensor\\(np\\.(load\\(|loadtxt\\(" + text_lines + ")" + q +
+                           "(\\)\\), ndmin=2\\)|\\)), dtype=torch\\.float32\\)(\\.T)?");
   const std::regex stack_re(R"((\w+) = torch\.stack\(\[(\w+)\] \* (\d+)\))");
   const std::regex unsqueeze_re(R"((\w+) = (\w+)\.unsqueeze\(0\))");
   const std::regex book_re(R"(book = \{(.*)\}  # the book's 3-d embeddings)");
@@ -179,9 +180,11 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
       if (l.has_bias()) vars[std::string(m[1]) + ".bias"] = {{out}, {l.bias.begin(), l.bias.end()}};
     } else if (std::regex_match(line, m, load_re)) {
       const std::string path = unescape(m[4]);
-      const NpyArray a = m[3] == "load" ? read_npy(path) : read_text_matrix(path);
+      const bool text = m[3] != "load(";
+      REQUIRE((m[5] == ")), ndmin=2)") == text);
+      const NpyArray a = text ? read_text_matrix(path) : read_npy(path);
       Held h{a.shape, a.values};
-      if (m[7].matched) h = detail::transpose(h);
+      if (m[6].matched) h = detail::transpose(h);
       const std::string target = m[1];
       // A parameter keeps its shape: .data = ... must fit what nn.Linear made.
       if (m[2].matched) {

@@ -58,16 +58,19 @@ ExternalTensor npy_file(const std::string& name, const Shape& shape, float offse
   return ExternalTensor{source + " " + path, shape, v, path};
 }
 
-ExternalTensor csv_file(const std::string& name, std::size_t rows, std::size_t cols) {
+// A text matrix with `sep` between values (attn reads commas, semicolons and white space alike),
+// a comment line and a blank line.
+ExternalTensor csv_file(const std::string& name, std::size_t rows, std::size_t cols, const std::string& sep = ",") {
   const std::string path = scratch().path(name);
   const NpyArray a = [&] {
     std::ofstream out(path);
+    out << "# x, one row per token\n\n";
     const auto v = values(rows * cols, 0.3f);
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t c = 0; c < cols; ++c) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v[r * cols + c]));
-        out << (c ? "," : "") << buf;
+        out << (c ? sep : "") << buf;
       }
       out << "\n";
     }
@@ -143,6 +146,12 @@ std::vector<Mode> modes() {
        [](const std::string&) {
          LessonOptions o;
          o.input = csv_file("x.csv", 4, 3);
+         return o;
+       }},
+      {"--input .txt with semicolons",
+       [](const std::string&) {
+         LessonOptions o;
+         o.input = csv_file("x.txt", 5, 3, " ; ");
          return o;
        }},
       {"--weights math layout",
