@@ -135,6 +135,16 @@ std::string row_outcome(const Mat& weights, std::size_t row) {
   return uniform ? "uniform, 1/T each" : "neither NaN nor uniform";
 }
 
+// The last row of the first batch entry in words: the token it weights most, and how much.
+std::string last_row_sentence(const Ten3& w, const report::Labels& tok, bool copies) {
+  const std::size_t T = w.shape()[1];
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < T; ++j)
+    if (w(0, T - 1, j) > w(0, T - 1, best)) best = j;
+  return "Here the last row (\"" + tok[T - 1] + "\") gives most weight to \"" + tok[best] + "\" (" +
+         report::fixed(w(0, T - 1, best), 4) + ")" + (w.shape()[0] > 1 && !copies ? " in the first batch entry." : ".");
+}
+
 }  // namespace
 
 void lesson_causal(const LessonOptions& opts, report::Report& out) {
@@ -147,34 +157,34 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
 
   const ArticleModel model = article_model(opts.preset);  // the preset's names, order and mask
   const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
-  const std::string linear = "nn.Linear(" + din + ", " + dout + ", bias=False)";
   const std::string &Wq = model.query, &Wk = model.key, &Wv = model.value;
-  std::vector<std::string> reproduce = {"torch.manual_seed(" + std::to_string(set.seed) + ")"};
-  if (model.key_before_query) reproduce.push_back(Wk + " = " + linear);
-  reproduce.push_back(Wq + " = " + linear);
-  if (!model.key_before_query) reproduce.push_back(Wk + " = " + linear);
-  reproduce.push_back(Wv + " = " + linear);
+
+  // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers,
+  // drawn after the seed (or loaded from --weights) in the order the article constructs them
+  // (Evolution of Attention builds wk first). The header's "reproduce in PyTorch" lines are
+  // rendered from this recipe, which starts with however x was made.
+  recipe::Recipe steps = set.in.recipe;
+  TorchGenerator gen(set.seed);
+  if (opts.weights.empty()) steps.seed(gen, set.seed);
+  Linear W_query, W_key;
+  if (model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen, steps, Wk);  // weight (d_out, d_in)
+  W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen, steps, Wq);                          // weight (d_out, d_in)
+  if (!model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen, steps, Wk);  // weight (d_out, d_in)
+  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen, steps, Wv);              // weight (d_out, d_in)
   const char* follows = preset_follows(opts.preset);  // a preset names its own article
   out.header = {"causal", "Causal attention: no peeking at the future",
-                follows ? follows : "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(),
-                reproduce};
+                follows ? follows : "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(steps),
+                steps.lines()};
   {
     auto& s = inputs_stage(out, view, set.in);
     for (const auto& note : opts.preset_notes) s.note(note);
   }
 
-  // Projections as the book's SelfAttention_v2 builds them: three bias-free nn.Linear layers,
-  // drawn in the order the article constructs them (Evolution of Attention: wk first).
-  TorchGenerator gen(set.seed);
-  Linear W_query, W_key;
-  if (model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
-  W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen);                          // weight (d_out, d_in)
-  if (!model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen);  // weight (d_out, d_in)
-  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen);              // weight (d_out, d_in)
   const CausalRun r = forward(x, W_query, W_key, W_value);
   {
     auto& s = out.stage("Queries, keys and values from nn.Linear",
-                        "queries = x @ " + Wq + ".weight^T  (likewise keys, values)");
+                        "queries = x @ " + Wq + ".weight^T" + (W_query.has_bias() ? " + " + Wq + ".bias" : "") +
+                            "  (likewise keys, values)");
     view.in(s, "x", x);
     if (model.key_before_query) s.show(Wk + ".weight", W_key.weight);
     s.show(Wq + ".weight", W_query.weight);
@@ -224,7 +234,9 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.check("every weight above the diagonal is 0", "max weight above the diagonal",
             max_above_diagonal(r.attn_weights), Relation::AtMost, 0.0);
     check_rows_sum_to_one(s, "attn_weights", r.attn_weights);
-    s.note("Row 1 puts all its weight on the first token; row t spreads it over tokens 1..t only.");
+    s.note("Row t's weights cover tokens 1..t only, so row 1 (\"" + tok[0] + "\") has nothing but itself: its "
+           "weight there is " + report::fixed(r.attn_weights(0, 0, 0), 4) + ".");
+    if (T > 1) s.note(last_row_sentence(r.attn_weights, tok, set.in.repeated));
   }
   if (model.mask == MaskConvention::FromScores && T > 1) {
     // The article builds its mask from the scores. Here, and on an input with a zero token last.
@@ -399,10 +411,12 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                         "x'[:, T-1] = x[:, T-1] + 1;  context_vec' = causal_attention(x')");
     view.in(s, "x'", x_changed);
     view.show(s, "context_vec'", changed.context_vec, tok);
+    double earlier_diff = 0.0;  // max |diff| over rows 1..T-1
     if (T > 1) {
       const auto earlier = xt::view(changed.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
       const auto before = xt::view(r.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
       const Ten3 a = earlier, b = before;  // (B, T-1, d_out)
+      earlier_diff = max_abs_diff(a, b);
       // Bound 0, not rounding: the future reaches these rows only through weights that are exactly 0.
       check_identical(s, "rows 1.." + std::to_string(T - 1) + " of context_vec are unchanged: nothing leaked from the future",
                       a, b);
@@ -413,11 +427,15 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.question("did row " + std::to_string(T) + " (\"" + tok[T - 1] + "\"), the changed token's own output, change?",
                "max |diff|", moved, Relation::AtLeast, 1e-6,
                "these weights map the change to (almost) nothing");
-    s.note(holds(moved, Relation::AtLeast, 1e-6)
-               ? "Only the last token's own output moved. Every earlier row is bit-for-bit the same, "
-                 "because the changed token reached them only through weights that are exactly 0."
-               : "Every earlier row is bit-for-bit the same, because the changed token reached them "
-                 "only through weights that are exactly 0.");
+    // Said only as far as the numbers above bear it out.
+    const bool earlier_same = earlier_diff == 0.0;
+    const bool last_moved = holds(moved, Relation::AtLeast, 1e-6);
+    if (T == 1)
+      s.note("With one token there is no earlier row to protect: the only output is the changed token's own.");
+    else if (earlier_same)
+      s.note(std::string(last_moved ? "Only the last token's own output moved. " : "") +
+             "Every earlier row is bit-for-bit the same, because the changed token reached them only "
+             "through weights that are exactly 0.");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "lessons/external.hpp"
 
+#include <cctype>
+
 #include <xtensor/xmanipulation.hpp>
 
 namespace attn {
@@ -18,6 +20,12 @@ const ExternalTensor* find_weight(const LessonOptions& opts, const std::string& 
   return it == opts.weights.end() ? nullptr : &it->second;
 }
 
+// The file a --weights tensor came from, for the reproduce lines.
+std::string weight_path(const LessonOptions& opts, const std::string& name) {
+  const ExternalTensor* t = find_weight(opts, name);
+  return t && !t->path.empty() ? t->path : opts.weights_dir + "/" + name + ".npy";
+}
+
 // The weight as nn.Linear keeps it, (out, in), whatever the file's layout.
 Mat weight_out_in(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out) {
   const ExternalTensor* t = find_weight(opts, name);
@@ -34,6 +42,30 @@ Mat weight_out_in(const LessonOptions& opts, const std::string& name, std::size_
     for (std::size_t i = 0; i < in; ++i)
       w(o, i) = opts.weights_torch_layout ? t->values[o * in + i] : t->values[i * out + o];
   return w;
+}
+
+// The book's vectors by lower-case word, when the embedding rule uses them (d_in 3).
+std::map<std::string, std::vector<float>> book_table(std::size_t d_in) {
+  std::map<std::string, std::vector<float>> table;
+  if (d_in != 3) return table;
+  const Mat book = book_embeddings();  // (6, 3)
+  for (std::size_t r = 0; r < book_tokens().size(); ++r) {
+    std::string key = book_tokens()[r];
+    for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    table[key] = {book(r, 0), book(r, 1), book(r, 2)};
+  }
+  return table;
+}
+
+// x is one (T, d_in) matrix so far: copies make the batch when it is shown.
+void record_copies(LessonInput& in, const std::string& one) {
+  in.repeated = true;
+  if (in.batched) {
+    in.recipe.add(recipe::Stack{"x", in.B});
+    in.equation = in.B == 1 ? "x = " + one + ".unsqueeze(0)" : "x = torch.stack([" + one + "] * B)";
+  } else {
+    in.equation = "x = " + one;
+  }
 }
 
 }  // namespace
@@ -90,6 +122,11 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
     }
     in.origin = "x comes from " + t.source + ", shape " + shape_str(t.shape) + ".";
     in.batched = always_batched || has_batch || opts.batch.has_value();
+    const std::string what = t.path.empty() ? "torch.tensor(...)" : "load(--input)";
+    if (t.path.empty()) in.recipe.add(recipe::Literal{"x", t.shape, t.values});
+    else in.recipe.add(recipe::Load{"x", t.path, false});
+    if (has_batch) in.equation = "x = " + what;
+    else record_copies(in, what);
     return in;
   }
   if (!opts.more_sentences.empty()) {
@@ -118,6 +155,8 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
       in.origin += (b ? " " : "") + std::string("Sentence ") + std::to_string(b + 1) + ": " + one.origin;
     }
     in.batched = true;
+    in.equation = "x = torch.stack([embed(sentence) for sentence in sentences])";
+    in.recipe.add(recipe::Words{"x", sentences, in.d_in, book_table(in.d_in)});
     return in;
   }
   in.d_in = size_option(opts.d_in, default_d_in, "--d-in");
@@ -129,6 +168,8 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
   in.cols = words.tokens;
   in.origin = words.origin;
   in.batched = always_batched || opts.batch.has_value();
+  in.recipe.add(recipe::Words{"x", {words.tokens}, in.d_in, book_table(in.d_in)});
+  record_copies(in, "embed(tokens)");
   return in;
 }
 
@@ -144,23 +185,36 @@ std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_ou
 }
 
 Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
-                      bool bias, TorchGenerator& gen) {
-  if (opts.weights.empty()) return make_linear(gen, in, out, bias);
+                      bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name) {
+  const std::string& py = python_name.empty() ? name : python_name;
+  if (opts.weights.empty()) {
+    r.add(recipe::Linear{py, in, out, bias});
+    return make_linear(gen, in, out, bias);
+  }
   Linear layer;
   layer.weight = weight_out_in(opts, name, in, out);  // (out, in)
-  if (const ExternalTensor* b = find_weight(opts, name + "_bias")) {
+  const ExternalTensor* b = find_weight(opts, name + "_bias");
+  if (b) {
     if (b->shape != Shape{out})
       throw UsageError(name + "_bias.npy has the wrong shape", b->source, shape_str(Shape{out}), shape_str(b->shape));
     layer.bias = xt::empty<float>({out});  // (out,)
     std::copy(b->values.begin(), b->values.end(), layer.bias.begin());
   }
+  r.add(recipe::Linear{py, in, out, b != nullptr});
+  r.add(recipe::Load{py + ".weight", weight_path(opts, name), !opts.weights_torch_layout});
+  if (b) r.add(recipe::Load{py + ".bias", weight_path(opts, name + "_bias"), false});
   return layer;
 }
 
 Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
-                   TorchGenerator& gen) {
-  if (opts.weights.empty()) return gen.rand(in, out);  // (in, out)
-  return xt::transpose(weight_out_in(opts, name, in, out));  // (out, in) -> (in, out)
+                   TorchGenerator& gen, recipe::Recipe& r) {
+  if (opts.weights.empty()) {
+    r.add(recipe::Rand{name, in, out});
+    return gen.rand(in, out);  // (in, out)
+  }
+  Mat w = xt::transpose(weight_out_in(opts, name, in, out));  // (out, in) -> (in, out)
+  r.add(recipe::Load{name, weight_path(opts, name), opts.weights_torch_layout});
+  return w;
 }
 
 SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed) {
@@ -174,23 +228,25 @@ SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t defau
   return {opts.seed.value_or(default_seed), d_in, d_out, B, T, BatchView(batched), std::move(in), opts.preset};
 }
 
-std::vector<std::string> SingleHeadSetup::setting() const {
-  std::vector<std::string> s = {"seed " + std::to_string(seed), "tokens " + std::to_string(T),
-                                "d_in " + std::to_string(d_in), "d_out " + std::to_string(d_out),
-                                "batch " + std::to_string(B)};
+std::vector<std::string> SingleHeadSetup::setting(const recipe::Recipe& r) const {
+  std::vector<std::string> s;
+  if (r.uses_seed()) s.push_back("seed " + std::to_string(seed));
+  for (const std::string& item : {"tokens " + std::to_string(T), "d_in " + std::to_string(d_in),
+                                  "d_out " + std::to_string(d_out), "batch " + std::to_string(B)})
+    s.push_back(item);
   if (!preset.empty()) s.push_back("preset " + preset);
   return s;
 }
 
 report::Stage& inputs_stage(report::Report& out, const BatchView& view, const LessonInput& input,
-                            const std::string& title, const std::string& equation) {
-  auto& s = out.stage(title, equation);
+                            const std::string& title) {
+  auto& s = out.stage(title, input.equation);
   view.show(s, "x", input.x, input.rows);
   s.note(input.origin);
   if (view.batched())
     s.note("The batch axis is real: every step below runs on the whole batch (B = " +
            std::to_string(input.B) + ") at once." +
-           (input.cols.empty() || input.B == 1 ? ""
+           (!input.repeated || input.B == 1 ? ""
                                : " Like the book's torch.stack((inputs, inputs)), the batch repeats the same "
                                  "sentence."));
   return s;

@@ -11,6 +11,7 @@
 #include "core/linear.hpp"
 #include "lessons/inputs.hpp"
 #include "lessons/options.hpp"
+#include "lessons/recipe.hpp"
 
 namespace attn {
 
@@ -21,6 +22,9 @@ struct LessonInput {
   report::Labels cols;      // labels for T columns, empty when the batch entries differ
   std::string origin;       // where x came from, for the learner
   bool batched = false;     // show the batch axis
+  bool repeated = false;    // the B batch entries are copies of one (T, d_in) matrix
+  std::string equation;     // stage 1's equation: "x = embed(tokens)", "x = torch.stack([load(--input)] * B)", ...
+  recipe::Recipe recipe;    // the PyTorch steps that rebuild x as shown: (T, d_in), or (B, T, d_in) when batched
   std::size_t B = 1, T = 0, d_in = 0;
 };
 
@@ -35,13 +39,17 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
 std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_out);
 
 // nn.Linear(in, out, bias) from --weights when given (the bias when its file exists), otherwise
-// drawn from `gen` like PyTorch.
+// drawn from `gen` like PyTorch. Records how in `r`: `name = nn.Linear(...)`, then the loads
+// that replace its parameters when they come from files. `name` is also the file's stem
+// (W_query.npy); `python_name`, when given, is what the reproduce lines and the screen call the
+// layer (a preset's "wq", "q_proj").
 Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
-                      bool bias, TorchGenerator& gen);
+                      bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name = "");
 
-// A plain (in, out) matrix, as the book's torch.rand(d_in, d_out) parameters of 3.4.
+// A plain (in, out) matrix, as the book's torch.rand(d_in, d_out) parameters of 3.4, or loaded
+// from --weights; recorded in `r`.
 Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
-                   TorchGenerator& gen);
+                   TorchGenerator& gen, recipe::Recipe& r);
 
 // The sizes and input the single-head lessons (self-attention, causal) start from.
 struct SingleHeadSetup {
@@ -50,7 +58,8 @@ struct SingleHeadSetup {
   BatchView view;  // batched when --batch was given or the input has a batch axis
   LessonInput in;  // x (B, T, d_in) and its labels
   std::string preset;  // the --preset applied, or ""
-  std::vector<std::string> setting() const;  // the header's "seed 789", "tokens 6", ...
+  // The header's "seed 789", "tokens 6", ...: the seed only when `r` draws from it.
+  std::vector<std::string> setting(const recipe::Recipe& r) const;
 };
 
 // Sizes from the options (the book's d_in 3, d_out 2, batch 1 by default; from --input and
@@ -58,9 +67,9 @@ struct SingleHeadSetup {
 SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed);
 
 // Stage 1 of every token lesson: x with its tokens, where it came from, and how a batch is made.
+// The equation is input.equation.
 report::Stage& inputs_stage(report::Report& out, const BatchView& view, const LessonInput& input,
-                            const std::string& title = "Inputs: one embedding per token",
-                            const std::string& equation = "x = embed(tokens)");
+                            const std::string& title = "Inputs: one embedding per token");
 
 // "W_query, W_key, W_value come from --weights DIR (layout ...)" for the weights stage, or "".
 std::string weights_origin(const LessonOptions& opts);

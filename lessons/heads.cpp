@@ -129,50 +129,45 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   check_size("out_proj.weight", {d_out, d_out}, opts.shapes_only, "--d-out");
 
   const std::string din = std::to_string(d_in), dout = std::to_string(d_out), dkv = std::to_string(d_kv);
-  auto linear_line = [&](const std::string& out_width) {
-    return "nn.Linear(" + din + ", " + out_width + ", bias=" + yes_no(qkv_bias) + ")";
-  };
-  std::vector<std::string> setting = {"seed " + std::to_string(seed), "batch " + std::to_string(B),
-                                      "tokens " + std::to_string(T), "d_in " + din, "d_out " + dout,
-                                      "heads " + std::to_string(h), "d_k " + std::to_string(d_k)};
+  // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them (or loaded from
+  // --weights). The header's "reproduce in PyTorch" lines are rendered from this recipe, which
+  // starts with however x was made.
+  recipe::Recipe steps = in.recipe;
+  TorchGenerator gen(seed);
+  if (opts.weights.empty()) steps.seed(gen, seed);
+  Projections p;
+  p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen, steps, Wq);     // weight (d_out, d_in)
+  p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen, steps, Wk);          // weight (d_kv, d_in)
+  p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen, steps, Wv);      // weight (d_kv, d_in)
+  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, out_bias, gen, steps, Wo);  // weight (d_out, d_out)
+  if (opts.weights.empty() && !grouped && opts.preset.empty()) {
+    steps.add(recipe::Comment{"or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
+                              ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(qkv_bias) + "),"});
+    steps.add(recipe::Comment{std::string("which builds these four layers in this order") +
+                              (causal ? "" : " (but always masks)")});
+  }
+
+  std::vector<std::string> setting;
+  if (steps.uses_seed()) setting.push_back("seed " + std::to_string(seed));
+  for (const std::string& item : {"batch " + std::to_string(B), "tokens " + std::to_string(T), "d_in " + din,
+                                  "d_out " + dout, "heads " + std::to_string(h), "d_k " + std::to_string(d_k)})
+    setting.push_back(item);
   if (grouped) setting.push_back("kv_heads " + std::to_string(kv));
   setting.push_back(std::string("causal ") + yes_no(causal));
   setting.push_back(std::string("qkv_bias ") + yes_no(qkv_bias));
   if (!opts.preset.empty()) setting.push_back("preset " + opts.preset);
-  std::vector<std::string> reproduce;
-  if (opts.weights.empty()) {
-    reproduce = {"torch.manual_seed(" + std::to_string(seed) + ")", Wq + " = " + linear_line(dout),
-                 Wk + " = " + linear_line(dkv), Wv + " = " + linear_line(dkv),
-                 Wo + " = nn.Linear(" + dout + ", " + dout + (out_bias ? "" : ", bias=False") + ")"};
-    if (!grouped && opts.preset.empty()) {
-      reproduce.push_back("# or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
-                          ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(qkv_bias) + "),");
-      reproduce.push_back(std::string("# which builds these four layers in this order") +
-                          (causal ? "" : " (but always masks)"));
-    }
-  } else {
-    reproduce = {"# the four layers' weights are loaded from --weights " + opts.weights_dir};
-  }
   const char* follows = preset_follows(opts.preset);  // a preset names its own article
   out.header = {"heads", "Multi-head attention: split, attend, merge",
                 follows ? follows
                         : "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
-                setting, reproduce};
+                setting, steps.lines()};
 
   const Ten3& x = in.x;  // (B, T, d_in)
   {
-    auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings",
-                           "x = torch.stack([embed(tokens)] * B)");
+    auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings");
     for (const auto& note : opts.preset_notes) s.note(note);
   }
 
-  // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them.
-  TorchGenerator gen(seed);
-  Projections p;
-  p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen);  // weight (d_out, d_in)
-  p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen);       // weight (d_kv, d_in)
-  p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen);   // weight (d_kv, d_in)
-  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, out_bias, gen);  // weight (d_out, d_out)
   {
     auto& s = out.stage("Weights: one fused projection per role, plus " + Wo,
                         grouped ? Wq + " = nn.Linear(d_in, d_out); " + Wk + ", " + Wv + " = nn.Linear(d_in, kv_heads * d_k)"
@@ -328,8 +323,9 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                  max_abs_diff(a.attn_weights, inf.attn_weights), Relation::AtMost, 0.0,
                  "some scaled score is within about 104 of the fill, so exp(fill - max) is not 0 in float32");
     }
-    s.note("The same (T, T) mask serves every batch entry and head; d_k = " + std::to_string(d_k) +
-           " is the head width, not d_out.");
+    s.note((causal ? "The same (T, T) mask serves every batch entry and head; "
+                   : "No mask here: every token sees every token, in every batch entry and head; ") +
+           std::string("d_k = ") + std::to_string(d_k) + " is the head width, not d_out.");
   }
   {
     auto& s = out.stage("Context per head", "context_heads = attn_weights @ v_heads");
@@ -380,8 +376,9 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                                                  (p.out_proj.has_bias() ? " + " + Wo + ".bias" : ""));
     s.in("context_vec", context);
     s.show("output", output, tok);
-    s.note(Wo + " lets the heads' results mix; without it each output column would come from "
-           "one head only.");
+    if (h > 1)
+      s.note(Wo + " lets the heads' results mix; without it each output column would come from "
+             "one head only.");
   }
 
   // Check 1: the fused flow equals h separate single-head attentions on slices of the weights.
@@ -419,8 +416,9 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto slice = [&](std::size_t token, std::size_t from, std::size_t to) {
       return "queries[b, " + std::to_string(token) + ", " + std::to_string(from) + ":" + std::to_string(to) + "]";
     };
+    constexpr std::size_t kShownRows = 8;  // the table's rows of head 0; the rest follow the same pattern
     std::vector<std::vector<std::string>> rows;
-    for (std::size_t t = 0; t < T && t < 8; ++t) {
+    for (std::size_t t = 0; t < T && t < kShownRows; ++t) {
       std::string holds;
       std::size_t flat = t * d_k;  // head 0, position t starts here in the (T, d_out) buffer
       const std::size_t end = flat + d_k;
@@ -437,15 +435,18 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     s.in("queries", queries);
     s.show("q_wrong", q_wrong);
     s.table({"head 0, row", "should hold", "holds instead"}, rows);
+    if (T > kShownRows)
+      s.note("The table shows head 0's first " + std::to_string(kShownRows) + " rows of " + std::to_string(T) +
+             "; the others follow the same pattern.");
     s.show("output_wrong", output_wrong, tok);
     s.question("does the mistake change the output here?", "max |output_wrong - output|",
                max_abs_diff(output_wrong, output), Relation::AtLeast, rounding_tolerance(output),
                "these weights give the same numbers either way, so only a test with other weights would "
                "catch the mistake");
-    s.note("The view is legal (same number of values), so nothing fails: the shape is right and "
-           "the numbers are wrong. Head 0's rows are consecutive pieces of the first tokens' rows "
-           "(the table), so tokens and heads are mixed and the causal mask no longer lines up "
-           "with real positions.");
+    s.note(std::string("The view is legal (same number of values), so nothing fails: the shape is right and "
+                       "the numbers are wrong. Head 0's rows are consecutive pieces of the first tokens' rows "
+                       "(the table), so tokens and heads are mixed") +
+           (causal ? " and the causal mask no longer lines up with real positions." : "."));
   }
 
   // The article's own mistake (Rakesh): query and keys stay (B, T, h, d_k), no .transpose(1, 2).

@@ -28,6 +28,7 @@ struct ExternalTensor {
   std::string source;  // e.g. "--input x.npy", "--weights w/W_key.npy", "preset rakesh"
   Shape shape;
   std::vector<float> values;  // C order, float32
+  std::string path = {};      // the file it was read from, or "" for values typed in (a preset's literal)
 };
 
 // Every option a lesson can read. Unset optionals take the lesson's own defaults (the article's).

@@ -7,6 +7,7 @@
 // The lesson measures all of this instead of asserting it.
 //
 // Legend: N samples, d_k head width, T keys in one example row.
+#include <algorithm>
 #include <cmath>
 
 #include <xtensor/xview.hpp>
@@ -55,7 +56,7 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
                 "Phillips, The Implemented Transformer, appendix on scaling",
                 {"seed " + std::to_string(seed), "samples " + std::to_string(kSamples),
                  "d_k in (2, 8, 32, 128, 512)", "keys per row " + std::to_string(T)},
-                {"torch.manual_seed(" + std::to_string(seed) + ")",
+                {"import torch", "torch.manual_seed(" + std::to_string(seed) + ")",
                  "for d_k in (2, 8, 32, 128, 512): q = torch.randn(" + std::to_string(kSamples) +
                      ", d_k); k = torch.randn(" + std::to_string(kSamples) +
                      ", d_k); dots = (q * k).sum(dim=-1); dots.var(unbiased=False)",
@@ -70,6 +71,7 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   Mat q8, k8;  // the d_k = 8 samples, shown in stage 1
   Vec dots8;
   std::vector<double> scaled_variances;  // one per width, for the checks
+  std::vector<double> raw_variances;     // one per width, for the notes
   for (std::size_t w = 0; w < std::size(kWidths); ++w) {
     const std::size_t d_k = kWidths[w];
     const Mat q = gen.randn(kSamples, d_k);  // (N, d_k)
@@ -80,6 +82,7 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
     var_raw(w) = static_cast<float>(raw.variance);
     var_scaled(w) = static_cast<float>(sc.variance);
     scaled_variances.push_back(sc.variance);
+    raw_variances.push_back(raw.variance);
     variance_rows.push_back({std::to_string(d_k), f(raw.mean, 3), f(raw.variance, 2),
                              f(std::sqrt(raw.variance), 2), f(sc.variance, 3)});
     if (d_k == 8) {
@@ -115,14 +118,20 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
     s.note("Var is the population variance, as torch's dots.var(unbiased=False); dots.var() "
            "divides by N - 1 = " + std::to_string(kSamples - 1) + " and gives values larger by "
            "a factor " + std::to_string(kSamples) + "/" + std::to_string(kSamples - 1) + ".");
+    const auto [lo, hi] = std::minmax_element(scaled_variances.begin(), scaled_variances.end());
     s.note("Measured over " + std::to_string(kSamples) + " pairs per width. The raw variance "
-           "tracks d_k, so at d_k = 512 a typical score is about +-23; after dividing by "
-           "sqrt(d_k) it is about +-1 at every width.");
+           "tracks d_k, so at d_k = 512 a typical score (one standard deviation) is about +-" +
+           f(std::sqrt(raw_variances.back()), 1) + "; after dividing by sqrt(d_k) it is between +-" +
+           f(std::sqrt(*lo), 2) + " and +-" + f(std::sqrt(*hi), 2) + " at every width.");
   }
 
   // Part 2: rows of T scores per width, softmax with and without scaling. Each statistic is
   // averaged over kRows query rows, so the trend is not one row's luck.
   std::vector<std::vector<std::string>> softmax_table;
+  struct RowStats {
+    double max_raw, max_scaled, j_raw, j_scaled;  // means over the kRows rows
+  };
+  std::vector<RowStats> stats;  // one per width
   Vec example_scores, example_raw, example_scaled;  // (T,) each: the first row at d_k = 512
   for (std::size_t d_k : kWidths) {
     const Mat queries = gen.randn(kRows, d_k);         // (R, d_k)
@@ -141,6 +150,7 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
       j_scaled += softmax_jacobian_norm(b);
     }
     const double n = kRows;
+    stats.push_back({max_raw / n, max_scaled / n, j_raw / n, j_scaled / n});
     softmax_table.push_back({std::to_string(d_k), f(max_raw / n, 4), f(max_scaled / n, 4), f(h_raw / n, 3),
                              f(h_scaled / n, 3), f(j_raw / n, 4), f(j_scaled / n, 4)});
     if (d_k == 512) {
@@ -159,9 +169,24 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
            f(std::log(static_cast<double>(T)), 3) + " (all keys equal) and 0 for a one-hot row. ||J|| "
            "is the Frobenius norm of the softmax Jacobian, which multiplies the gradient the scores "
            "receive in training.");
-    s.note("Unscaled, the spread of the scores grows like sqrt(d_k): at large d_k the largest score "
-           "wins outright, the row is nearly one-hot and ||J|| falls towards 0, so the scores stop "
-           "learning. Scaled, the rows look alike at every width.");
+    if (T == 1) {
+      s.note("With one key per row softmax gives that key 1 whatever its score, so every column is "
+             "the same: add keys (--seq-len) to see scaling matter.");
+    } else {
+      double lo_max = 1, hi_max = 0, lo_j = 1e300, hi_j = 0;  // scaled columns over the widths
+      for (const auto& st : stats) {
+        lo_max = std::min(lo_max, st.max_scaled), hi_max = std::max(hi_max, st.max_scaled);
+        lo_j = std::min(lo_j, st.j_scaled), hi_j = std::max(hi_j, st.j_scaled);
+      }
+      const RowStats& narrow = stats.front();
+      const RowStats& wide = stats.back();
+      s.note("Unscaled, the spread of the scores grows like sqrt(d_k): from d_k = 2 to 512 the mean largest "
+             "weight goes from " + f(narrow.max_raw, 4) + " to " + f(wide.max_raw, 4) + " and ||J|| from " +
+             f(narrow.j_raw, 4) + " to " + f(wide.j_raw, 4) +
+             (wide.max_raw >= 0.9 ? ": the rows turn nearly one-hot and the gradient to the scores fades." : ".") +
+             " Scaled, the mean largest weight stays between " + f(lo_max, 4) + " and " + f(hi_max, 4) +
+             " and ||J|| between " + f(lo_j, 4) + " and " + f(hi_j, 4) + " at every width.");
+    }
   }
   {
     auto& s = out.stage("One row both ways (d_k = 512)", "scores = queries[0] @ keys^T;  scores / sqrt(512)");
@@ -174,8 +199,18 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
     s.table({"key", "score", "softmax(score)", "score / sqrt(d_k)", "softmax(score / sqrt(d_k))"}, rows);
     s.show("softmax(scores)", example_raw, {}, keys_labels);
     s.show("softmax(scores / sqrt(d_k))", example_scaled, {}, keys_labels);
-    s.note("Same query, same keys. Unscaled, the largest score takes almost all the weight and the "
-           "others are rounded away; scaled, the ranking is the same but every key keeps a share.");
+    // What this one row shows, measured: the largest weight both ways, and how many keys each
+    // way get less than 0.00005 (printed as 0.0000).
+    std::size_t tiny_raw = 0, tiny_scaled = 0;
+    for (std::size_t t = 0; t < T; ++t) {
+      tiny_raw += example_raw(t) < 5e-5f;
+      tiny_scaled += example_scaled(t) < 5e-5f;
+    }
+    const auto count = [&](std::size_t n) { return std::to_string(n) + " of " + std::to_string(T); };
+    s.note("Same query, same keys, the same ranking both ways. Unscaled, the largest score takes " +
+           f(xt::amax(example_raw)(), 4) + " of the weight and " + count(tiny_raw) +
+           " keys get less than 0.00005; scaled, the largest takes " + f(xt::amax(example_scaled)(), 4) + " and " +
+           count(tiny_scaled) + " keys get less than 0.00005.");
   }
 }
 

@@ -5,6 +5,8 @@
 // that token's context vector. Then the same steps with trainable W_query, W_key, W_value.
 //
 // Legend: B batch, T tokens, d_in embedding width, d_out projection width (= d_k, one head).
+#include <cmath>
+
 #include "core/attention.hpp"
 #include "core/generator.hpp"
 #include "core/matmul.hpp"
@@ -14,6 +16,50 @@
 #include "lessons/registry.hpp"
 
 namespace attn {
+namespace {
+
+// A label in quotes, as notes name tokens: "with".
+std::string q(const std::string& label) { return "\"" + label + "\""; }
+
+// Which rows score their own token highest (x_i . x_i is the row's largest entry), in words:
+// the count, then up to three rows that do not, each with the token it prefers.
+std::string self_scores_sentence(const Ten3& scores, const LessonInput& in) {
+  const std::size_t T = scores.shape()[1];
+  const std::size_t entries = in.repeated ? 1 : scores.shape()[0];  // copies add nothing
+  std::size_t own_best = 0, rows = 0;
+  std::vector<std::string> others;
+  for (std::size_t b = 0; b < entries; ++b)
+    for (std::size_t i = 0; i < T; ++i) {
+      ++rows;
+      std::size_t best = i;
+      for (std::size_t j = 0; j < T; ++j)
+        if (scores(b, i, j) > scores(b, i, best)) best = j;
+      if (best == i) {
+        ++own_best;
+        continue;
+      }
+      const auto label = [&](std::size_t t) { return in.rows[in.rows.size() == T ? t : b * T + t]; };
+      if (others.size() < 3)
+        others.push_back(q(label(i)) + " scores " + q(label(best)) + " " + report::fixed(scores(b, i, best), 4) +
+                         ", itself " + report::fixed(scores(b, i, i), 4));
+    }
+  if (own_best == rows)
+    return "Here every token scores itself highest: x_i . x_i = |x_i|^2 beats every other dot product in its row.";
+  std::string s = "Here " + std::to_string(own_best) + " of " + std::to_string(rows) +
+                  " tokens score themselves highest, but a dot product grows with length as well as "
+                  "alignment, so a token can prefer a longer vector to itself: ";
+  for (std::size_t k = 0; k < others.size(); ++k) s += (k ? "; " : "") + others[k];
+  const std::size_t more = rows - own_best - others.size();
+  return s + (more ? " (and " + std::to_string(more) + " more)." : ".");
+}
+
+// The book's z(2) of SelfAttention_v1 (torch.manual_seed(123), its six tokens).
+bool is_books_z2(const Ten3& context) {
+  if (context.shape()[1] < 2 || context.shape()[2] != 2) return false;
+  return std::fabs(context(0, 1, 0) - 0.3061) < 5e-5 && std::fabs(context(0, 1, 1) - 0.8210) < 5e-5;
+}
+
+}  // namespace
 
 void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
   const SingleHeadSetup set = single_head_setup(opts, 123);  // the book's seed for 3.4
@@ -23,13 +69,19 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
   const auto& tok = set.in.rows;   // row labels (one per token, or per token of each sentence)
   const auto& cols = set.in.cols;  // column labels, empty when the batch holds different sentences
 
-  const std::string din = std::to_string(set.d_in), dout = std::to_string(d_out);
+  const std::string dout = std::to_string(d_out);
+
+  // Everything the lesson draws or loads, in PyTorch's order: x (already built), then the seed
+  // and the book's three torch.rand(d_in, d_out) parameters, or the --weights files. The header's
+  // "reproduce in PyTorch" lines are rendered from this recipe.
+  recipe::Recipe r = set.in.recipe;
+  TorchGenerator gen(set.seed);
+  if (opts.weights.empty()) r.seed(gen, set.seed);
+  const Mat W_query = matrix_weights(opts, "W_query", set.d_in, d_out, gen, r);  // (d_in, d_out)
+  const Mat W_key = matrix_weights(opts, "W_key", set.d_in, d_out, gen, r);      // (d_in, d_out)
+  const Mat W_value = matrix_weights(opts, "W_value", set.d_in, d_out, gen, r);  // (d_in, d_out)
   out.header = {"self-attention", "Self-attention, step by step",
-                "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4", set.setting(),
-                {"torch.manual_seed(" + std::to_string(set.seed) + ")",
-                 "W_query = torch.rand(" + din + ", " + dout + ")",
-                 "W_key = torch.rand(" + din + ", " + dout + ")",
-                 "W_value = torch.rand(" + din + ", " + dout + ")"}};
+                "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4", set.setting(r), r.lines()};
   {
     auto& s = inputs_stage(out, view, set.in);
     for (const auto& note : opts.preset_notes) s.note(note);
@@ -44,6 +96,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     view.show(s, "attn_scores", plain_scores, tok, cols);
     s.note("Entry (i, j) is the dot product of token i's embedding with token j's: large when the "
            "two vectors point the same way. Row i is what token i (the query) sees.");
+    s.note(self_scores_sentence(plain_scores, set.in));
   }
   const Ten3 plain_weights = softmax_rows(plain_scores);  // (B, T, T)
   {
@@ -53,7 +106,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     view.show(s, "attn_weights", plain_weights, tok, cols);
     s.attention_weights();
     check_rows_sum_to_one(s, "attn_weights", plain_weights);
-    s.note("Softmax keeps every weight positive and each row a distribution over the tokens; "
+    s.note("Softmax makes each row a distribution over the tokens (weights at least 0, summing to 1); "
            "the largest score of a row gets the largest share.");
   }
   const Ten3 plain_context = matmul(plain_weights, x);  // (B, T, T) @ (B, T, d_in) -> (B, T, d_in)
@@ -63,16 +116,12 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     view.in(s, "attn_weights", plain_weights);
     view.in(s, "x", x);
     view.show(s, "context_vec", plain_context, tok);
-    s.note("Each row mixes every token's embedding by that row's weights. Without weights, "
-           "though, a token always scores itself highly and nothing can be learned: next come "
-           "the trainable projections.");
+    s.note("Each row mixes every token's embedding by that row's weights. Without weights, though, "
+           "the scores are fixed by the embeddings and nothing can be learned: next come the trainable "
+           "projections.");
   }
 
-  // Part 2: trainable projections, drawn like the book: three torch.rand(d_in, d_out).
-  TorchGenerator gen(set.seed);
-  const Mat W_query = matrix_weights(opts, "W_query", set.d_in, d_out, gen);  // (d_in, d_out)
-  const Mat W_key = matrix_weights(opts, "W_key", set.d_in, d_out, gen);      // (d_in, d_out)
-  const Mat W_value = matrix_weights(opts, "W_value", set.d_in, d_out, gen);  // (d_in, d_out)
+  // Part 2: the trainable projections drawn above, like the book: three torch.rand(d_in, d_out).
   {
     auto& s = out.stage("Trainable weights W_query, W_key, W_value",
                         "W_query, W_key, W_value = torch.rand(d_in, d_out), in that order");
@@ -128,9 +177,10 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     view.in(s, "attn_weights", weights);
     view.in(s, "values", values);
     view.show(s, "context_vec", context, tok);
-    s.note("One d_out-wide vector per token, each a mixture of all the value rows. This is what "
-           "SelfAttention_v1 returns in the book; with the book's inputs, row 2 (\"journey\") is "
-           "its z(2).");
+    s.note(std::string("One d_out-wide vector per token, each a mixture of all the value rows. This is what "
+                       "SelfAttention_v1 returns in the book") +
+           (is_books_z2(context) ? "; row 2 (" + q(tok[1]) + ") is the book's z(2) = tensor([0.3061, 0.8210])."
+                                 : "."));
   }
 }
 

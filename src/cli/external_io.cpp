@@ -14,8 +14,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-ExternalTensor as_external(const NpyArray& a, const std::string& source) {
-  return ExternalTensor{source, a.shape, a.values};
+ExternalTensor as_external(const NpyArray& a, const std::string& source, const std::string& path) {
+  return ExternalTensor{source, a.shape, a.values, path};
 }
 
 }  // namespace
@@ -25,9 +25,9 @@ ExternalTensor load_input(const std::string& path) {
   if (!fs::is_regular_file(path, ec))
     throw UsageError("cannot read --input", "--input", "an .npy or text matrix file", "'" + path + "' (no such file)");
   try {
-    if (ends_with(path, ".npy")) return as_external(read_npy(path), "--input " + path);
+    if (ends_with(path, ".npy")) return as_external(read_npy(path), "--input " + path, path);
     if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt"))
-      return as_external(read_text_matrix(path), "--input " + path);
+      return as_external(read_text_matrix(path), "--input " + path, path);
   } catch (const NpyError& e) {
     throw UsageError(std::string("cannot read --input: ") + e.what());
   }
@@ -45,7 +45,7 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
     const fs::path file = fs::path(dir) / (name + ".npy");
     if (!fs::exists(file, ec)) continue;
     try {
-      into[name] = as_external(read_npy(file.string()), flag + " " + file.string());
+      into[name] = as_external(read_npy(file.string()), flag + " " + file.string(), file.string());
     } catch (const NpyError& e) {
       throw UsageError("cannot read " + flag + ": " + e.what());
     }

@@ -2,6 +2,7 @@
 // article's own code (fixed where it fails) run by hand in PyTorch 1.13 (tests/data/presets/,
 // made by tests/data/presets/make_fixtures.py), and the article's mistakes shown with the error
 // PyTorch raises for them.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -147,7 +148,13 @@ TEST_CASE("llama: bias-free o_proj, mask == 0 filled with -1e9, combine_heads wi
 TEST_CASE("evolution: seed 0 in __init__, wk drawn first, and its triu(attn_score) mask") {
   const auto r = run_preset("evolution", "causal");
   CHECK(r.header.follows == std::string("Evolution of Attention Mechanism, the Attention class"));
-  CHECK(r.header.reproduce.at(1) == "wk = nn.Linear(3, 2, bias=False)");
+  // The seed, then wk first: the article's construction order.
+  const auto& lines = r.header.reproduce;
+  const auto seed = std::find(lines.begin(), lines.end(), "torch.manual_seed(0)");
+  REQUIRE(seed != lines.end());
+  REQUIRE(seed + 1 != lines.end());
+  CHECK(*(seed + 1) == "wk = nn.Linear(3, 2, bias=False)");
+  CHECK(std::find(lines.begin(), lines.end(), "wq = nn.Linear(3, 2, bias=False)") > seed + 1);
   CHECK(max_diff(tensor(r, "wk.weight"), "evolution__wk_weight") == 0.0);
   CHECK(max_diff(tensor(r, "wq.weight"), "evolution__wq_weight") == 0.0);
   CHECK(max_diff(tensor(r, "context_vec"), "evolution__context") <= 1e-6);
