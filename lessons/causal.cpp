@@ -103,7 +103,7 @@ constexpr double kExpUnderflow = -103.97;
 
 // Where a finite fill fails to vanish: the row whose largest visible scaled score is smallest
 // relative to the fill, and the gap fill/sqrt(d_k) - that max (a gap above -103.97 leaves
-// masked positions a weight above 0).
+// masked positions a weight above 0). The gap is NaN when any score is inf or NaN.
 struct FillGap {
   std::size_t row = 0;
   double gap = -std::numeric_limits<double>::infinity();
@@ -115,6 +115,7 @@ FillGap fill_gap(const Ten3& scaled_visible, const Mat& mask, double scaled_fill
       double row_max = -std::numeric_limits<double>::infinity();
       bool any_masked = false;
       for (std::size_t j = 0; j < scaled_visible.shape()[2]; ++j) {
+        if (!std::isfinite(scaled_visible(b, i, j))) return {i, std::numeric_limits<double>::quiet_NaN()};
         if (mask(i, j) != 0.0f) any_masked = true;
         else row_max = std::fmax(row_max, scaled_visible(b, i, j));
       }
@@ -333,10 +334,11 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     const double low = kept(low_b, low_i);
     s.question("do the two routes give the same attn_weights here?", "max |attn_weights_2 - attn_weights|",
                max_abs_diff(renormalised, r.attn_weights), Relation::AtMost, rounding_tolerance(r.attn_weights),
-               "row " + std::to_string(low_i + 1) + " keeps only " + report::measured(low) +
-                   " of its weight before renormalising" +
-                   (low == 0.0 ? ": every kept weight underflowed to 0, and 0/0 is NaN"
-                               : ", too little for float32 to renormalise exactly"));
+               std::isnan(low) ? "the weights hold NaN before the mask (the scores overflowed float32)"
+                               : "row " + std::to_string(low_i + 1) + " keeps only " + report::measured(low) +
+                                     " of its weight before renormalising" +
+                                     (low == 0.0 ? ": every kept weight underflowed to 0, and 0/0 is NaN"
+                                                 : ", too little for float32 to renormalise exactly"));
     s.note("In exact arithmetic the two routes agree because softmax's denominator cancels: "
            "dividing the kept exp(score) by their own sum is exactly softmax over the kept scores. "
            "The -inf route does it in one pass, and never divides by a sum that underflowed.");
@@ -361,10 +363,16 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
       // Bound 0: on an ordinary row exp(fill / sqrt(d_k) - max) underflows to exactly 0, like exp(-inf).
       s.question(std::string("does fill ") + name + " give exactly the same attn_weights as -inf here?",
                  "max |diff|", diff, Relation::AtMost, 0.0,
-                 "in row " + std::to_string(g.row + 1) + " the largest visible score / sqrt(d_k) is only " +
-                     report::measured(-g.gap) + " above the fill's " + report::measured(scaled_fill) +
-                     (g.gap > kExpUnderflow ? ", so exp(fill - max) is not 0 in float32 and masked positions keep weight"
-                                            : ""));
+                 std::isnan(g.gap)
+                     ? "the scores hold inf or NaN (they overflowed float32)"
+                     : "in row " + std::to_string(g.row + 1) + " the largest visible score / sqrt(d_k) is " +
+                           report::measured(scaled_fill - g.gap) + " and the fill / sqrt(d_k) is " +
+                           report::measured(scaled_fill) +
+                           (g.gap >= 0.0 ? ": the fill is the larger, so the masked positions take the weight"
+                            : g.gap > kExpUnderflow
+                                ? ": exp(fill - max) = exp(" + report::measured(g.gap) +
+                                      ") is not 0 in float32 (it underflows below -104), so masked positions keep weight"
+                                : ""));
       const bool identical = holds(diff, Relation::AtMost, 0.0);
       all_identical = all_identical && identical;
       ordinary[f] = identical ? "identical" : "differ by up to " + report::measured(diff);
@@ -423,10 +431,14 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     }
     const Ten3 last_after = xt::view(changed.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
     const Ten3 last_before = xt::view(r.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
+    double last_self = 0.0;  // the weight row T gives its own token (the largest over the batch)
+    for (std::size_t b = 0; b < B; ++b) last_self = std::fmax(last_self, changed.attn_weights(b, T - 1, T - 1));
     const double moved = max_abs_diff(last_after, last_before);
     s.question("did row " + std::to_string(T) + " (\"" + tok[T - 1] + "\"), the changed token's own output, change?",
                "max |diff|", moved, Relation::AtLeast, 1e-6,
-               "these weights map the change to (almost) nothing");
+               last_self < 1e-6 ? "row " + std::to_string(T) + " gives its own token weight " +
+                                      report::measured(last_self) + ", so the changed value does not reach it"
+                                : "these weights map the change to (almost) nothing");
     // Said only as far as the numbers above bear it out.
     const bool earlier_same = earlier_diff == 0.0;
     const bool last_moved = holds(moved, Relation::AtLeast, 1e-6);

@@ -259,12 +259,14 @@ TEST_CASE("a question answers yes or no and explains a no; it never fails the le
   Report r;
   r.stage("a").question("do the fills agree here?", "max |diff|", 0.0, Relation::AtMost, 0.0, "scores are huge");
   r.stage("b").question("do the fills agree here?", "max |diff|", 1.0, Relation::AtMost, 0.0, "scores are huge");
-  r.stage("c").question("do the fills agree here?", "max |diff|", std::nan(""), Relation::AtMost, 0.0, "scores are huge");
+  r.stage("c").question("do the fills agree here?", "max |diff|", std::nan(""), Relation::AtMost, 0.0);
+  r.stage("d").question("do the fills agree here?", "max |diff|", std::nan(""), Relation::AtMost, 0.0, "scores overflowed");
   CHECK(check_text(only_check(r.stages()[0])) == "question: do the fills agree here? yes (max |diff| = 0.00e+00 <= 0)");
   CHECK(check_text(only_check(r.stages()[1])) ==
         "question: do the fills agree here? no (max |diff| = 1 > 0): scores are huge");
-  // NaN gets its own reason: the lesson's was written for numbers.
+  // NaN without a reason from the lesson gets a generic one; the lesson's own wins.
   CHECK(contains(check_text(only_check(r.stages()[2])), "no (max |diff| = nan, not <= 0): the tensors compared hold NaN"));
+  CHECK(contains(check_text(only_check(r.stages()[3])), "no (max |diff| = nan, not <= 0): scores overflowed"));
   CHECK(attn::report::failed_checks(r).empty());
 }
 

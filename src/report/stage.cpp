@@ -53,8 +53,10 @@ Stage& Stage::question(std::string question, std::string measure, double value, 
   c.relation = relation;
   c.bound = bound;
   c.passed = holds(value, relation, bound);
-  // NaN answers every comparison with no; say that rather than a reason written for numbers.
-  if (!c.passed) c.because = std::isnan(value) ? "the tensors compared hold NaN, and NaN equals nothing" : std::move(because_no);
+  // NaN answers every comparison with no; a lesson that gives no reason gets that one.
+  if (!c.passed)
+    c.because = because_no.empty() && std::isnan(value) ? "the tensors compared hold NaN, and NaN equals nothing"
+                                                         : std::move(because_no);
   items.emplace_back(std::move(c));
   return *this;
 }

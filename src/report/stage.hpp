@@ -94,7 +94,8 @@ struct Stage {
   Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
   // An invariant: `measure` = `value` must be <= (or >=) `bound`.
   Stage& check(std::string claim, std::string measure, double value, Relation relation, double bound);
-  // A question this run's numbers answer; `because_no` is shown when the answer is no.
+  // A question this run's numbers answer; `because_no` (computed by the lesson, and meant to
+  // cover a NaN too) is shown when the answer is no.
   Stage& question(std::string question, std::string measure, double value, Relation relation, double bound,
                   std::string because_no = "");
 
