@@ -185,3 +185,30 @@ TEST_CASE("sizes beyond the limits are refused before anything is computed") {
   wide.shapes_only = true;
   CHECK_NOTHROW(run_lesson("self-attention", wide));
 }
+
+TEST_CASE("causal with scores near -2e9: the questions answer no, with the reasons the numbers give") {
+  // W_key = -W_query makes every visible score -|q|^2, about -1.8e9: below the fill -1e9.
+  LessonOptions o;
+  o.input = ExternalTensor{"test x", {4, 3}, {3e4f, 3e4f, 1, 3e4f, -3e4f, 1, -3e4f, 3e4f, 1, 2e4f, 2e4f, 1}};
+  o.weights["W_query"] = ExternalTensor{"test W_query", {3, 2}, {1, 0, 0, 1, 0, 0}};
+  o.weights["W_key"] = ExternalTensor{"test W_key", {3, 2}, {-1, 0, 0, -1, 0, 0}};
+  o.weights["W_value"] = ExternalTensor{"test W_value", {3, 2}, {1, 2, 3, 4, 5, 6}};
+  o.weights_dir = "test";
+  const auto r = run_lesson("causal", o);
+  const auto fill9 = check_with(r, "does fill -1e9 give exactly the same");
+  CHECK_FALSE(fill9.passed);
+  CHECK(fill9.value == doctest::Approx(1.0));
+  CHECK(fill9.because.find("the fill is the larger") != std::string::npos);
+  CHECK(check_with(r, "does fill -1e10 give exactly the same").passed);  // -1e10 is still below them
+  const auto routes = check_with(r, "do the two routes give the same");
+  CHECK_FALSE(routes.passed);
+  CHECK(std::isnan(routes.value));
+  CHECK(routes.because.find("underflowed to 0, and 0/0 is NaN") != std::string::npos);
+  // The table and the note follow the answers instead of promising "identical".
+  const auto& t = table_with(r, "a fully masked row becomes");
+  CHECK(t.rows[1][2] == "differ by up to 1");
+  CHECK(t.rows[2][2] == "identical");
+  // The invariants still hold: a question answered no is not a failure.
+  for (const auto& c : checks(r))
+    if (!c.question) CHECK_MESSAGE(c.passed, c.text);
+}
