@@ -13,10 +13,10 @@
 
 #include "core/embedding.hpp"
 #include "core/rnn.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/registry.hpp"
-#include "lessons/rnn_external.hpp"
-#include "lessons/seq2seq.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/registry.hpp"
+#include "lesson_kit/rnn_external.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
 namespace {

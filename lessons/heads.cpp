@@ -18,10 +18,10 @@
 #include "core/mask.hpp"
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/external.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/external.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {

@@ -17,9 +17,9 @@
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
 #include "core/stats.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/inputs.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {

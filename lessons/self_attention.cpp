@@ -11,9 +11,9 @@
 #include "core/generator.hpp"
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/external.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/external.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {

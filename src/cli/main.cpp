@@ -13,8 +13,8 @@
 #include "cli/external_io.hpp"
 #include "cli/render.hpp"
 #include "cli/verify.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report/text_sink.hpp"
 
 namespace {

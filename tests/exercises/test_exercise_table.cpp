@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "cli/exercises.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace fs = std::filesystem;
 using attn::cli::Exercise;

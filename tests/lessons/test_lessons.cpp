@@ -8,8 +8,8 @@
 
 #include <cmath>
 
-#include "lessons/inputs.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report_lookup.hpp"
 
 using namespace attn;

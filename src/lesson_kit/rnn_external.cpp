@@ -1,4 +1,4 @@
-#include "lessons/rnn_external.hpp"
+#include "lesson_kit/rnn_external.hpp"
 
 namespace attn {
 namespace {

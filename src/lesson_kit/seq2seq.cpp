@@ -1,4 +1,4 @@
-#include "lessons/seq2seq.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
 

@@ -1,4 +1,4 @@
-#include "lessons/external.hpp"
+#include "lesson_kit/external.hpp"
 
 #include <cctype>
 

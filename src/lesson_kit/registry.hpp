@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 #include "report/stage.hpp"
 
 namespace attn {

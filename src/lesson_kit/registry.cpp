@@ -1,4 +1,4 @@
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "lessons/inputs.hpp"
+#include "lesson_kit/inputs.hpp"
 
 #include <algorithm>
 #include <cctype>

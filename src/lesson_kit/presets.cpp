@@ -1,6 +1,6 @@
-#include "lessons/presets.hpp"
+#include "lesson_kit/presets.hpp"
 
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 
 #include <cstdio>
 
