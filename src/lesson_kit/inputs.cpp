@@ -1,3 +1,4 @@
+// The book's tokens and embeddings, seeded word vectors, size options and BatchView (inputs.hpp).
 #include "lesson_kit/inputs.hpp"
 
 #include <algorithm>

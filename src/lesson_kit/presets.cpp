@@ -1,3 +1,4 @@
+// --preset NAME: each article's configuration applied to LessonOptions, and article_model() (presets.hpp).
 #include "lesson_kit/presets.hpp"
 
 #include "lesson_kit/registry.hpp"

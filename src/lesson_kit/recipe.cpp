@@ -1,3 +1,4 @@
+// The "reproduce in PyTorch" lines rendered from the steps a lesson recorded (recipe.hpp).
 #include "lesson_kit/recipe.hpp"
 
 // GCC 12 reports -Wmaybe-uninitialized inside std::variant's move constructor when a vector of

@@ -1,3 +1,4 @@
+// --states DIR and --weights DIR for the RNN lessons, checked against each other (rnn_external.hpp).
 #include "lesson_kit/rnn_external.hpp"
 
 namespace attn {

@@ -1,3 +1,4 @@
+// The encoder-decoder lessons' shared setup: sentences, embeddings, sizes (seq2seq.hpp).
 #include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
