@@ -506,4 +506,11 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
   }
 }
 
+// Teaching order 200: see `attn list`; docs/bahdanau.md is its page.
+ATTN_REGISTER_LESSON({200, "bahdanau", "Bahdanau attention: additive scoring",
+                      "a bidirectional encoder, e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), the alignment matrix",
+                      "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
+                      kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_bahdanau,
+                      {}, {"W_a", "U_a", "v_a"}, {"H", "s"}});
+
 }  // namespace attn

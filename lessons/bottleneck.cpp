@@ -230,4 +230,10 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
   }
 }
 
+// Teaching order 100: see `attn list`; docs/bottleneck.md is its page.
+ATTN_REGISTER_LESSON({100, "bottleneck", "The encoder-decoder bottleneck",
+                      "a tanh RNN squeezes the whole sentence into one vector; measure how early words fade",
+                      "Evolution of Attention Mechanism; Rakesh, Transformer Block - Multihead Attention",
+                      kSeed | kDIn | kSrc | kTgt | kHidden | kInput, lesson_bottleneck});
+
 }  // namespace attn

@@ -494,4 +494,10 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   }
 }
 
+// Teaching order 600: see `attn list`; docs/heads.md is its page.
+ATTN_REGISTER_LESSON({600, "heads", "Multi-head attention: split, attend, merge",
+                      "one fused projection viewed as h heads, the transpose that keeps tokens apart, out_proj",
+                      "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kHeads | kCausal | kQkvBias | kTokens | kInput | kWeights | kKvHeads, lesson_heads});
+
 }  // namespace attn

@@ -553,4 +553,11 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   }
 }
 
+// Teaching order 300: see `attn list`; docs/luong.md is its page.
+ATTN_REGISTER_LESSON({300, "luong", "Luong attention: dot, general and concat scores",
+                      "scores from the current decoder state, three scoring functions, and the bridge to Q K^T",
+                      "Luong, Pham, Manning (2015), as told in Evolution of Attention Mechanism",
+                      kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_luong,
+                      {}, {"W_g", "W_c", "v_c"}, {"H", "h_t"}});
+
 }  // namespace attn

@@ -1,47 +1,95 @@
+// The lesson registry: the table every lesson adds itself to at start-up (ATTN_REGISTER_LESSON),
+// kept in teaching order, and what reads it: find_lesson, "did you mean", the option checks.
 #include "lesson_kit/registry.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
 namespace attn {
+namespace {
 
-const std::vector<LessonEntry>& lessons() {
-  static const std::vector<LessonEntry> table = {
-      {"bottleneck", "The encoder-decoder bottleneck",
-       "a tanh RNN squeezes the whole sentence into one vector; measure how early words fade",
-       "Evolution of Attention Mechanism; Rakesh, Transformer Block - Multihead Attention",
-       kSeed | kDIn | kSrc | kTgt | kHidden | kInput, lesson_bottleneck},
-      {"bahdanau", "Bahdanau attention: additive scoring",
-       "a bidirectional encoder, e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), the alignment matrix",
-       "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
-       kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_bahdanau},
-      {"luong", "Luong attention: dot, general and concat scores",
-       "scores from the current decoder state, three scoring functions, and the bridge to Q K^T",
-       "Luong, Pham, Manning (2015), as told in Evolution of Attention Mechanism",
-       kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_luong},
-      {"self-attention", "Self-attention, step by step",
-       "scores, softmax and context vectors, first without weights, then with W_query, W_key, W_value",
-       "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
-       kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_self_attention},
-      {"causal", "Causal attention: no peeking at the future",
-       "the triangular mask, -inf versus -1e9, and a proof that nothing leaks from later tokens",
-       "Raschka, Build a Large Language Model (From Scratch), 3.5",
-       kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_causal},
-      {"heads", "Multi-head attention: split, attend, merge",
-       "one fused projection viewed as h heads, the transpose that keeps tokens apart, out_proj",
-       "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
-       kSeed | kBatch | kSeqLen | kDIn | kDOut | kHeads | kCausal | kQkvBias | kTokens | kInput | kWeights | kKvHeads,
-       lesson_heads},
-      {"scaling", "Why scores are divided by sqrt(d_k)",
-       "the variance of q.k grows with d_k; unscaled softmax saturates and the gradient vanishes",
-       "Phillips, The Implemented Transformer, appendix on scaling",
-       kSeed | kSeqLen, lesson_scaling},
-  };
-  return table;
+// Filled before main() by the lessons' registrars (a function-local static, so the order in which
+// the lesson files' statics are initialised does not matter).
+std::vector<LessonEntry>& table() {
+  static std::vector<LessonEntry> entries;
+  return entries;
+}
+
+const char* type_name(OptionType t) { return t == OptionType::Integer ? "integer" : "real"; }
+
+}  // namespace
+
+void LessonEntry::run(const LessonOptions& opts, report::Report& out) const {
+  if (std::all_of(extra.begin(), extra.end(), [&](const LessonOption& o) { return opts.own.count(o.flag) != 0; }))
+    return fn(opts, out);  // nothing to fill in: no copy of the options (a preset's weights can be large)
+  LessonOptions with_defaults = opts;
+  for (const auto& o : extra) with_defaults.own.emplace(o.flag, o.fallback);  // keeps a given value
+  fn(with_defaults, out);
+}
+
+const LessonOption* LessonEntry::find_extra(const std::string& flag) const {
+  for (const auto& o : extra)
+    if (flag == o.flag) return &o;
+  return nullptr;
+}
+
+void add_lesson(std::vector<LessonEntry>& entries, LessonEntry entry) {
+  const std::string name = entry.name;
+  for (std::size_t i = 0; i < entry.extra.size(); ++i) {
+    const LessonOption& o = entry.extra[i];
+    const std::string flag = o.flag;
+    if (flag.size() < 3 || flag.compare(0, 2, "--") != 0)
+      throw std::logic_error("lesson '" + name + "': option '" + flag + "' must start with --");
+    if (is_shared_flag(flag))
+      throw std::logic_error("lesson '" + name + "': " + flag + " is a shared option; read it from LessonOptions");
+    for (std::size_t j = 0; j < i; ++j)
+      if (flag == entry.extra[j].flag) throw std::logic_error("lesson '" + name + "' declares " + flag + " twice");
+    if (!(o.lo <= o.fallback && o.fallback <= o.hi))
+      throw std::logic_error("lesson '" + name + "': the default of " + flag + " is outside its range");
+    if (o.type == OptionType::Integer && (o.lo != static_cast<double>(static_cast<long long>(o.lo)) ||
+                                          o.hi != static_cast<double>(static_cast<long long>(o.hi))))
+      throw std::logic_error("lesson '" + name + "': the range of integer option " + flag + " is not whole");
+  }
+  for (const auto& other : entries) {
+    if (name == other.name) throw std::logic_error("two lessons are named '" + name + "'");
+    if (entry.order == other.order)
+      throw std::logic_error("lessons '" + std::string(other.name) + "' and '" + name + "' have the same order key " +
+                             std::to_string(entry.order));
+    for (const auto& mine : entry.extra)
+      if (const LessonOption* theirs = other.find_extra(mine.flag))
+        if (theirs->type != mine.type)
+          throw std::logic_error("lessons '" + std::string(other.name) + "' and '" + name + "' declare " + mine.flag +
+                                 " as " + type_name(theirs->type) + " and " + type_name(mine.type));
+  }
+  const auto at = std::find_if(entries.begin(), entries.end(), [&](const LessonEntry& e) { return e.order > entry.order; });
+  entries.insert(at, std::move(entry));
+}
+
+LessonRegistrar::LessonRegistrar(LessonEntry entry) {
+  try {
+    add_lesson(table(), std::move(entry));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attn: internal: cannot register a lesson: %s\n", e.what());
+    std::abort();
+  }
+}
+
+const std::vector<LessonEntry>& lessons() { return table(); }
+
+std::vector<LessonOption> declared_lesson_options() {
+  std::vector<LessonOption> all;
+  for (const auto& l : lessons())
+    for (const auto& o : l.extra)
+      if (std::none_of(all.begin(), all.end(), [&](const LessonOption& a) { return std::string(a.flag) == o.flag; }))
+        all.push_back(o);
+  std::sort(all.begin(), all.end(), [](const LessonOption& a, const LessonOption& b) { return std::string(a.flag) < b.flag; });
+  return all;
 }
 
 std::vector<std::string> weight_file_names(const std::string& lesson) {
-  if (lesson == "bahdanau") return {"W_a", "U_a", "v_a"};
-  if (lesson == "luong") return {"W_g", "W_c", "v_c"};
+  if (const LessonEntry* l = find_lesson(lesson); l && !l->weight_files.empty()) return l->weight_files;
   std::vector<std::string> names;
   for (const char* suffix : {"", "_bias"})
     for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"}) names.push_back(std::string(layer) + suffix);
@@ -49,8 +97,7 @@ std::vector<std::string> weight_file_names(const std::string& lesson) {
 }
 
 std::vector<std::string> state_file_names(const std::string& lesson) {
-  if (lesson == "bahdanau") return {"H", "s"};
-  if (lesson == "luong") return {"H", "h_t"};
+  if (const LessonEntry* l = find_lesson(lesson)) return l->state_files;
   return {};
 }
 
@@ -59,7 +106,6 @@ const LessonEntry* find_lesson(const std::string& name) {
     if (name == l.name) return &l;
   return nullptr;
 }
-
 namespace {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -99,21 +145,24 @@ std::string closest_lesson(const std::string& name) {
 }
 
 void check_options_apply(const LessonEntry& lesson, const std::set<std::string>& given) {
+  auto refuse = [&](const std::string& typed) {
+    std::string accepted;
+    for (const auto& o : option_names())
+      if (lesson.options & o.bit) accepted += std::string(o.flag) + ", ";
+    for (const auto& o : lesson.extra) accepted += std::string(o.flag) + ", ";
+    accepted += "--precision, --shapes-only";
+    throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + typed, typed, "one of " + accepted,
+                     typed);
+  };
   for (const auto& opt : option_names()) {
     const bool applies = lesson.options & opt.bit;
-    const std::string flag = opt.flag;
     // --no-causal is the other spelling of --causal; name the one the learner typed.
-    const std::string typed = opt.bit == kCausal && given.count("--no-causal") ? "--no-causal" : flag;
-    const bool passed = given.count(typed) != 0;
-    if (passed && !applies) {
-      std::string accepted;
-      for (const auto& o : option_names())
-        if (lesson.options & o.bit) accepted += std::string(o.flag) + ", ";
-      accepted += "--precision, --shapes-only";
-      throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + typed, typed,
-                       "one of " + accepted, typed);
-    }
+    const std::string typed = opt.bit == kCausal && given.count("--no-causal") ? "--no-causal" : opt.flag;
+    if (given.count(typed) != 0 && !applies) refuse(typed);
   }
+  // Another lesson's own option (--theta given to causal).
+  for (const auto& flag : given)
+    if (!is_shared_flag(flag) && flag != "--no-causal" && !lesson.find_extra(flag)) refuse(flag);
 }
 
 }  // namespace attn
