@@ -25,10 +25,10 @@
 #include "core/rnn.hpp"
 #include "core/scoring.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/registry.hpp"
-#include "lessons/rnn_external.hpp"
-#include "lessons/seq2seq.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/registry.hpp"
+#include "lesson_kit/rnn_external.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
 namespace {
@@ -505,5 +505,12 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
            "it would hold 3,001,000; Luong's dot score has no parameters (attn lesson luong).");
   }
 }
+
+// Teaching order 200: see `attn list`; docs/bahdanau.md is its page.
+ATTN_REGISTER_LESSON({200, "bahdanau", "Bahdanau attention: additive scoring",
+                      "a bidirectional encoder, e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), the alignment matrix",
+                      "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
+                      kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_bahdanau,
+                      {}, {"W_a", "U_a", "v_a"}, {"H", "s"}});
 
 }  // namespace attn

@@ -13,10 +13,10 @@
 
 #include "core/embedding.hpp"
 #include "core/rnn.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/registry.hpp"
-#include "lessons/rnn_external.hpp"
-#include "lessons/seq2seq.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/registry.hpp"
+#include "lesson_kit/rnn_external.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
 namespace {
@@ -229,5 +229,11 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
            "h_j, with weights it chooses per target word (next: attn lesson bahdanau).");
   }
 }
+
+// Teaching order 100: see `attn list`; docs/bottleneck.md is its page.
+ATTN_REGISTER_LESSON({100, "bottleneck", "The encoder-decoder bottleneck",
+                      "a tanh RNN squeezes the whole sentence into one vector; measure how early words fade",
+                      "Evolution of Attention Mechanism; Rakesh, Transformer Block - Multihead Attention",
+                      kSeed | kDIn | kSrc | kTgt | kHidden | kInput, lesson_bottleneck});
 
 }  // namespace attn

@@ -16,10 +16,10 @@
 #include "core/mask.hpp"
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/external.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/external.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {
@@ -450,5 +450,11 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
              "through weights that are exactly 0.");
   }
 }
+
+// Teaching order 500: see `attn list`; docs/causal.md is its page.
+ATTN_REGISTER_LESSON({500, "causal", "Causal attention: no peeking at the future",
+                      "the triangular mask, -inf versus -1e9, and a proof that nothing leaks from later tokens",
+                      "Raschka, Build a Large Language Model (From Scratch), 3.5",
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_causal});
 
 }  // namespace attn

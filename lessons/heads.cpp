@@ -18,10 +18,10 @@
 #include "core/mask.hpp"
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/external.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/external.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {
@@ -493,5 +493,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            "before the scores, and context_vector.transpose(1, 2) back before the heads are merged.");
   }
 }
+
+// Teaching order 600: see `attn list`; docs/heads.md is its page.
+ATTN_REGISTER_LESSON({600, "heads", "Multi-head attention: split, attend, merge",
+                      "one fused projection viewed as h heads, the transpose that keeps tokens apart, out_proj",
+                      "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kHeads | kCausal | kQkvBias | kTokens | kInput | kWeights | kKvHeads, lesson_heads});
 
 }  // namespace attn

@@ -23,10 +23,10 @@
 #include "core/rnn.hpp"
 #include "core/scoring.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/registry.hpp"
-#include "lessons/rnn_external.hpp"
-#include "lessons/seq2seq.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/registry.hpp"
+#include "lesson_kit/rnn_external.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
 namespace {
@@ -552,5 +552,12 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
            "T rows of Q @ K^T come from one matrix product.");
   }
 }
+
+// Teaching order 300: see `attn list`; docs/luong.md is its page.
+ATTN_REGISTER_LESSON({300, "luong", "Luong attention: dot, general and concat scores",
+                      "scores from the current decoder state, three scoring functions, and the bridge to Q K^T",
+                      "Luong, Pham, Manning (2015), as told in Evolution of Attention Mechanism",
+                      kSeed | kDIn | kSrc | kTgt | kHidden | kInput | kWeights | kStates, lesson_luong,
+                      {}, {"W_g", "W_c", "v_c"}, {"H", "h_t"}});
 
 }  // namespace attn

@@ -17,14 +17,13 @@
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
 #include "core/stats.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/inputs.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {
 
-constexpr std::size_t kSamples = 4096;  // pairs (q, k) per d_k: variance known to ~2%
 constexpr std::size_t kWidths[] = {2, 8, 32, 128, 512};
 constexpr std::size_t kRows = 256;      // query rows per d_k in the softmax comparison
 constexpr std::size_t kTableRows = 16;  // rows of the side-by-side table before "..."
@@ -46,6 +45,9 @@ std::string f(double v, int decimals) { return report::fixed(v, decimals); }
 
 void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(0);
+  // N pairs (q, k) per d_k (--samples, this lesson's own option): at 4096 the variance is known to ~2%.
+  const std::size_t N = static_cast<std::size_t>(opts.integer("--samples"));
+  check_size("q and k at d_k = 512", {N, 512}, /*shapes_only=*/true, "--samples");  // held, 3 rows printed
   const std::size_t T = size_option(opts.seq_len, 8, "--seq-len");
   check_size("scores", {kRows, T}, /*shapes_only=*/true, "--seq-len");  // held, never printed whole
   check_size("softmax(scores)", {T}, opts.shapes_only, "--seq-len");
@@ -54,11 +56,11 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
 
   out.header = {"scaling", "Why scores are divided by sqrt(d_k)",
                 "Phillips, The Implemented Transformer, appendix on scaling",
-                {"seed " + std::to_string(seed), "samples " + std::to_string(kSamples),
+                {"seed " + std::to_string(seed), "samples " + std::to_string(N),
                  "d_k in (2, 8, 32, 128, 512)", "keys per row " + std::to_string(T)},
                 {"import torch", "torch.manual_seed(" + std::to_string(seed) + ")",
-                 "for d_k in (2, 8, 32, 128, 512): q = torch.randn(" + std::to_string(kSamples) +
-                     ", d_k); k = torch.randn(" + std::to_string(kSamples) +
+                 "for d_k in (2, 8, 32, 128, 512): q = torch.randn(" + std::to_string(N) +
+                     ", d_k); k = torch.randn(" + std::to_string(N) +
                      ", d_k); dots = (q * k).sum(dim=-1); dots.var(unbiased=False)",
                  "for d_k in (2, 8, 32, 128, 512): queries = torch.randn(" + std::to_string(kRows) +
                      ", d_k); keys = torch.randn(" + std::to_string(T) + ", d_k)"}};
@@ -74,9 +76,9 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   std::vector<double> raw_variances;     // one per width, for the notes
   for (std::size_t w = 0; w < std::size(kWidths); ++w) {
     const std::size_t d_k = kWidths[w];
-    const Mat q = gen.randn(kSamples, d_k);  // (N, d_k)
-    const Mat k = gen.randn(kSamples, d_k);  // (N, d_k)
-    const Vec dots = row_dots(q, k);         // (N,)
+    const Mat q = gen.randn(N, d_k);  // (N, d_k)
+    const Mat k = gen.randn(N, d_k);  // (N, d_k)
+    const Vec dots = row_dots(q, k);  // (N,)
     const Vec scaled = dots / static_cast<float>(std::sqrt(static_cast<double>(d_k)));  // (N,)
     const Moments raw = moments(dots), sc = moments(scaled);
     var_raw(w) = static_cast<float>(raw.variance);
@@ -94,7 +96,7 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Dot products of random vectors", "q . k = sum_i q_i * k_i,  q_i, k_i ~ N(0, 1)");
     s.show("q[:3]", q8).show("k[:3]", k8).show("(q[:3] * k[:3]).sum(dim=-1)", dots8);
-    s.note("Shown: the first 3 of the " + std::to_string(kSamples) + " pairs drawn at d_k = 8.");
+    s.note("Shown: the first 3 of the " + std::to_string(N) + " pairs drawn at d_k = 8.");
     s.note("Each entry is drawn with mean 0 and variance 1, the scale of a well-initialised "
            "layer's outputs. Each product q_i * k_i then has variance 1 too, and a dot product "
            "adds d_k of them.");
@@ -110,16 +112,16 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
     // exceeded by chance about once in a million widths.
     for (std::size_t w = 0; w < std::size(kWidths); ++w) {
       const double d_k = static_cast<double>(kWidths[w]);
-      const double standard_error = std::sqrt((2.0 + 6.0 / d_k) / static_cast<double>(kSamples));
+      const double standard_error = std::sqrt((2.0 + 6.0 / d_k) / static_cast<double>(N));
       s.check("at d_k = " + std::to_string(kWidths[w]) + " the scaled variance is 1 within 5 standard errors",
               "|Var - 1|", std::fabs(scaled_variances[w] - 1.0), Relation::AtMost,
               std::round(5.0 * standard_error * 1000.0) / 1000.0);
     }
     s.note("Var is the population variance, as torch's dots.var(unbiased=False); dots.var() "
-           "divides by N - 1 = " + std::to_string(kSamples - 1) + " and gives values larger by "
-           "a factor " + std::to_string(kSamples) + "/" + std::to_string(kSamples - 1) + ".");
+           "divides by N - 1 = " + std::to_string(N - 1) + " and gives values larger by "
+           "a factor " + std::to_string(N) + "/" + std::to_string(N - 1) + ".");
     const auto [lo, hi] = std::minmax_element(scaled_variances.begin(), scaled_variances.end());
-    s.note("Measured over " + std::to_string(kSamples) + " pairs per width. The raw variance "
+    s.note("Measured over " + std::to_string(N) + " pairs per width. The raw variance "
            "tracks d_k, so at d_k = 512 a typical score (one standard deviation) is about +-" +
            f(std::sqrt(raw_variances.back()), 1) + "; after dividing by sqrt(d_k) it is between +-" +
            f(std::sqrt(*lo), 2) + " and +-" + f(std::sqrt(*hi), 2) + " at every width.");
@@ -213,5 +215,13 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
            count(tiny_scaled) + " keys get less than 0.00005.");
   }
 }
+
+// Teaching order 700: see `attn list`; docs/scaling.md is its page.
+ATTN_REGISTER_LESSON({700, "scaling", "Why scores are divided by sqrt(d_k)",
+                      "the variance of q.k grows with d_k; unscaled softmax saturates and the gradient vanishes",
+                      "Phillips, The Implemented Transformer, appendix on scaling",
+                      kSeed | kSeqLen, lesson_scaling,
+                      {{"--samples", OptionType::Integer, 16, 65536, 4096,
+                        "Pairs (q, k) drawn per d_k to measure Var(q . k)"}}});
 
 }  // namespace attn

@@ -11,9 +11,9 @@
 #include "core/generator.hpp"
 #include "core/matmul.hpp"
 #include "core/softmax.hpp"
-#include "lessons/checks.hpp"
-#include "lessons/external.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/external.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {
@@ -183,5 +183,11 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
                                  : "."));
   }
 }
+
+// Teaching order 400: see `attn list`; docs/self-attention.md is its page.
+ATTN_REGISTER_LESSON({400, "self-attention", "Self-attention, step by step",
+                      "scores, softmax and context vectors, first without weights, then with W_query, W_key, W_value",
+                      "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_self_attention});
 
 }  // namespace attn

@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "lessons/options.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/options.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report/text_sink.hpp"
 
 namespace attn::cli {

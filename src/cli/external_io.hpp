@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 
 namespace attn::cli {
 

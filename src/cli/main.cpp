@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -13,8 +14,8 @@
 #include "cli/external_io.hpp"
 #include "cli/render.hpp"
 #include "cli/verify.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report/text_sink.hpp"
 
 namespace {
@@ -68,6 +69,7 @@ struct RawOptions {  // every option as typed, so the messages can quote it
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
   std::string color, svg;  // pictures: --color, --svg
   bool step = false;
+  std::map<std::string, std::string> own;  // lessons' own options (LessonEntry::extra), by flag
 };
 
 attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
@@ -123,6 +125,12 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
   if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
   if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.tgt, attn::kMaxSentence);
   if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.hidden, 1, attn::kMaxHidden);
+  // A lesson's own options: parsed against the declaration of this lesson; another lesson's
+  // option is only noted here, and refused by name in check_options_apply.
+  for (const auto& [flag, text] : raw.own) {
+    if (!seen(flag.c_str())) continue;
+    if (const attn::LessonOption* declared = lesson.find_extra(flag)) o.own[flag] = attn::parse_lesson_option(*declared, text);
+  }
   return o;
 }
 
@@ -145,7 +153,11 @@ std::string parse_error_text(const CLI::ParseError& e) {
   return what + " (see attn --help)";
 }
 
-int list_lessons() {
+int list_lessons(bool names_only) {
+  if (names_only) {  // one per line, in teaching order: for scripts, tests and shell completion
+    for (const auto& l : attn::lessons()) std::cout << l.name << "\n";
+    return 0;
+  }
   std::size_t width = 0;
   for (const auto& l : attn::lessons()) width = std::max(width, std::string(l.name).size());
   std::cout << "Lessons, in teaching order (run: attn lesson NAME):\n\n";
@@ -231,9 +243,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("attn ") + ATTN_VERSION);
   app.require_subcommand(0, 1);
 
-  bool list_presets_flag = false;
+  bool list_presets_flag = false, list_names_flag = false;
   CLI::App* list = app.add_subcommand("list", "List the lessons in teaching order");
   list->add_flag("--presets", list_presets_flag, "List the article presets instead");
+  list->add_flag("--names", list_names_flag, "Only the lesson names, one per line");
 
   RawOptions raw;
   CLI::App* lesson = app.add_subcommand("lesson", "Run a lesson: attn lesson NAME [options]");
@@ -265,6 +278,16 @@ int main(int argc, char** argv) {
   lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
   lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
+  // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
+  for (const auto& o : attn::declared_lesson_options()) {
+    std::string takers;
+    for (const auto& l : attn::lessons())
+      if (l.find_extra(o.flag)) takers += (takers.empty() ? "" : ", ") + std::string(l.name);
+    const std::string help = std::string(o.help) + "; " + attn::format_option_value(o.lo) + ".." +
+                             attn::format_option_value(o.hi) + ", default " + attn::format_option_value(o.fallback) +
+                             " (" + takers + ")";
+    lesson->add_option(o.flag, raw.own[o.flag], help)->type_name(o.type == attn::OptionType::Integer ? "INT" : "REAL");
+  }
 
   // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.
   std::string exercise;
@@ -286,7 +309,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     int status = 0;
     if (app.got_subcommand("list")) {
-      status = list_presets_flag ? list_presets() : list_lessons();
+      if (list_presets_flag && list_names_flag)
+        throw UsageError("--presets and --names contradict each other", "--names", "one of them", "both");
+      status = list_presets_flag ? list_presets() : list_lessons(list_names_flag);
     } else if (app.got_subcommand("lesson")) {
       std::string command_line = "attn";
       for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];

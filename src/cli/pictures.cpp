@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "cli/terminal.hpp"
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 #include "report/step.hpp"
 #include "report/svg_sink.hpp"
 

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/pictures.hpp"
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 #include "report/dump_sink.hpp"
 #include "report/manifest.hpp"
 #include "report/text_sink.hpp"

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn::cli {
 namespace {

@@ -34,26 +34,93 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("attn list shows every lesson in teaching order") {
+namespace {
+
+// The registered lessons in teaching order, as `attn list --names` prints them.
+std::vector<std::string> lesson_names() {
+  const auto r = attn_run({"list", "--names"});
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.empty());
+  std::vector<std::string> names;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) names.push_back(line);
+  REQUIRE(names.size() >= 7);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("attn list --names: one lesson name per line, nothing else") {
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    CHECK(!name.empty());
+    CHECK(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos);
+    CHECK(attn_run({"lesson", name, "--shapes-only"}).status == 0);  // each is a lesson that runs
+  }
+  const auto both = attn_run({"list", "--names", "--presets"});
+  CHECK(both.status == 2);
+  CHECK(both.out.empty());
+  CHECK(both.err == "attn: error: --presets and --names contradict each other (--names: one of them vs both)\n");
+}
+
+TEST_CASE("attn list shows every lesson in teaching order, numbered, with its title and summary") {
   const auto r = attn_run({"list"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
-  const auto bottleneck = r.out.find("bottleneck"), bahdanau = r.out.find("bahdanau"),
-             luong = r.out.find("luong"), sa = r.out.find("self-attention"), causal = r.out.find("causal"),
-             heads = r.out.find("heads"), scaling = r.out.find("scaling");
-  REQUIRE(bottleneck != std::string::npos);
-  REQUIRE(bahdanau != std::string::npos);
-  REQUIRE(luong != std::string::npos);
-  REQUIRE(sa != std::string::npos);
-  REQUIRE(causal != std::string::npos);
-  REQUIRE(heads != std::string::npos);
-  REQUIRE(scaling != std::string::npos);
-  CHECK(bottleneck < bahdanau);
-  CHECK(bahdanau < luong);
-  CHECK(luong < sa);
-  CHECK(sa < causal);
-  CHECK(causal < heads);
-  CHECK(heads < scaling);
+  const std::string head = "Lessons, in teaching order (run: attn lesson NAME):\n\n";
+  REQUIRE(r.out.compare(0, head.size(), head) == 0);
+  // Every name from --names, in the same order, on a line "  N. name  title" with the summary
+  // wrapped under it (at most 80 columns).
+  std::size_t at = head.size(), number = 1;
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    const std::string start = "  " + std::to_string(number++) + ". " + name + " ";
+    REQUIRE(r.out.compare(at, start.size(), start) == 0);
+    const std::size_t next = r.out.find("\n  " + std::to_string(number) + ". ", at);
+    const std::string block = r.out.substr(at, next == std::string::npos ? std::string::npos : next + 1 - at);
+    CHECK(count_lines(block) >= 2);  // the title line, then the summary
+    std::istringstream lines(block);
+    for (std::string line; std::getline(lines, line);) CHECK(line.size() <= 80);
+    at += block.size();
+  }
+  CHECK(at == r.out.size());  // nothing after the last lesson
+}
+
+TEST_CASE("every registered lesson has its page docs/<name>.md and its golden output tests/golden/<name>.txt") {
+  // Adding a lesson is three files: lessons/<name>.cpp, docs/<name>.md, tests/golden/<name>.txt.
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    const std::string page = read_file(std::string(ATTN_SOURCE_DIR) + "/docs/" + name + ".md");
+    CHECK(page.find("attn lesson " + name) != std::string::npos);  // a page about this lesson
+    const std::string golden = read_file(std::string(ATTN_SOURCE_DIR) + "/tests/golden/" + name + ".txt");
+    CHECK(golden.rfind("attn lesson " + name + ":", 0) == 0);  // its default output, header first
+  }
+}
+
+TEST_CASE("a lesson's own option: strict, ranged, refused by the lessons that do not declare it") {
+  const auto ok = attn_run({"lesson", "scaling", "--samples", "16"});
+  CHECK(ok.status == 0);
+  CHECK(ok.err.empty());
+  CHECK(ok.out.find("samples 16,") != std::string::npos);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"lesson", "scaling", "--samples", "0"}, "attn: error: --samples is out of range (--samples: 16..65536 vs 0)\n"},
+      {{"lesson", "scaling", "--samples", "65537"}, "attn: error: --samples is out of range (--samples: 16..65536 vs 65537)\n"},
+      {{"lesson", "scaling", "--samples", "1e3"}, "attn: error: --samples expects a whole number (--samples: 16..65536 vs '1e3')\n"},
+      {{"lesson", "scaling", "--samples"}, "attn: error: --samples needs a value (--samples: a value vs nothing)\n"},
+      {{"lesson", "causal", "--samples", "64"},
+       "attn: error: lesson 'causal' does not take --samples (--samples: one of --seed, --batch, --seq-len, --d-in, "
+       "--d-out, --tokens, --input, --weights, --precision, --shapes-only vs --samples)\n"},
+  };
+  for (const auto& [args, message] : bad) {
+    CAPTURE(args.back());
+    const auto r = attn_run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == message);
+  }
+  const auto help = attn_run({"lesson", "--help"});
+  CHECK(help.out.find("--samples INT") != std::string::npos);
+  CHECK(help.out.find("16..65536, default 4096 (scaling)") != std::string::npos);
 }
 
 TEST_CASE("--help and --version") {
@@ -144,7 +211,7 @@ TEST_CASE("--shapes-only lifts the printing limit but not the memory limit") {
 }
 
 TEST_CASE("every lesson runs with its defaults and shows numbered stages") {
-  for (const char* name : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"}) {
+  for (const auto& name : lesson_names()) {
     CAPTURE(name);
     const auto r = attn_run({"lesson", name});
     CHECK(r.status == 0);
@@ -158,7 +225,7 @@ TEST_CASE("every lesson runs with its defaults and shows numbered stages") {
 TEST_CASE("the same command twice prints the same bytes") {
   // Golden outputs tolerate other last digits on other machines (docs/testing.md); on one
   // machine, in one environment, the bytes must not move.
-  for (const char* name : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"}) {
+  for (const auto& name : lesson_names()) {
     CAPTURE(name);
     const auto a = attn_run({"lesson", name, "--seed", "7"});
     const auto b = attn_run({"lesson", name, "--seed", "7"});
@@ -277,7 +344,7 @@ TEST_CASE("a failing check: everything is printed, each failure named on stderr,
 }
 
 TEST_CASE("every check passes with the defaults, and says so") {
-  for (const char* lesson : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"}) {
+  for (const auto& lesson : lesson_names()) {
     CAPTURE(lesson);
     const auto r = attn_run({"lesson", lesson});
     CHECK(r.status == 0);

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cli/exercises.hpp"
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 #include "process.hpp"
 
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace attn::test {
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report_lookup.hpp"
-#include "lessons/seq2seq.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 using namespace attn;
 using namespace attn::test;

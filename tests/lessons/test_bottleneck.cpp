@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report_lookup.hpp"
 
 using namespace attn;

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "io/npy.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report_lookup.hpp"
 
 using namespace attn;

@@ -8,8 +8,8 @@
 
 #include <cmath>
 
-#include "lessons/inputs.hpp"
-#include "lessons/registry.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report_lookup.hpp"
 
 using namespace attn;
@@ -30,23 +30,119 @@ void check_values(const report::TensorItem& t, const std::vector<float>& expecte
 
 TEST_CASE("registry: names, order, suggestions") {
   const auto& all = lessons();
-  REQUIRE(all.size() == 7);
-  CHECK(std::string(all[0].name) == "bottleneck");
-  CHECK(std::string(all[3].name) == "self-attention");
-  CHECK(std::string(all[6].name) == "scaling");
-  for (const auto& l : all) {
+  REQUIRE(all.size() >= 7);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const LessonEntry& l = all[i];
     CAPTURE(l.name);
     CHECK(std::string(l.title).size() > 0);
     CHECK(std::string(l.summary).size() > 0);
     CHECK(std::string(l.follows).size() > 0);
-    CHECK(static_cast<bool>(l.run));
+    CHECK(static_cast<bool>(l.fn));
     CHECK(find_lesson(l.name) == &l);
+    if (i > 0) CHECK(all[i - 1].order < l.order);  // teaching order: strictly by the order keys
   }
   CHECK(find_lesson("casual") == nullptr);
   CHECK(closest_lesson("casual") == "causal");
   CHECK(closest_lesson("head") == "heads");
   CHECK(closest_lesson("selfattention") == "self-attention");
   CHECK(closest_lesson("transformer") == "");
+}
+
+TEST_CASE("registry: the first seven lessons keep their teaching order whatever is added between them") {
+  // New lessons take order keys in the gaps; these seven must still come in this order.
+  std::vector<std::string> seen;
+  for (const auto& l : lessons())
+    for (const char* name : {"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"})
+      if (name == std::string(l.name)) seen.push_back(name);
+  CHECK(seen == std::vector<std::string>{"bottleneck", "bahdanau", "luong", "self-attention", "causal", "heads", "scaling"});
+}
+
+namespace {
+
+void noop_lesson(const LessonOptions&, report::Report&) {}
+
+LessonEntry entry(int order, const char* name, std::vector<LessonOption> extra = {}) {
+  return {order, name, "title", "summary", "follows", kSeed, noop_lesson, std::move(extra)};
+}
+
+const LessonOption kTheta{"--theta", OptionType::Real, 1, 1e9, 10000, "RoPE base"};
+const LessonOption kSteps{"--steps", OptionType::Integer, 1, 1000, 100, "training steps"};
+
+}  // namespace
+
+TEST_CASE("add_lesson keeps the order keys' order, and refuses clashes") {
+  std::vector<LessonEntry> table;
+  add_lesson(table, entry(300, "c"));
+  add_lesson(table, entry(100, "a", {kTheta}));
+  add_lesson(table, entry(200, "b", {kTheta, kSteps}));  // the same flag, the same type: fine
+  REQUIRE(table.size() == 3);
+  CHECK(std::string(table[0].name) == "a");
+  CHECK(std::string(table[1].name) == "b");
+  CHECK(std::string(table[2].name) == "c");
+
+  CHECK_THROWS_WITH_AS(add_lesson(table, entry(400, "a")), doctest::Contains("two lessons are named 'a'"),
+                       std::logic_error);
+  CHECK_THROWS_WITH_AS(add_lesson(table, entry(200, "d")), doctest::Contains("the same order key 200"),
+                       std::logic_error);
+  LessonOption theta_int = kTheta;
+  theta_int.type = OptionType::Integer;
+  CHECK_THROWS_WITH_AS(add_lesson(table, entry(500, "e", {theta_int})),
+                       doctest::Contains("declare --theta as real and integer"), std::logic_error);
+  LessonOption heads{"--heads", OptionType::Integer, 1, 8, 2, "shadows a shared option"};
+  CHECK_THROWS_WITH_AS(add_lesson(table, entry(600, "f", {heads})), doctest::Contains("--heads is a shared option"),
+                       std::logic_error);
+  CHECK_THROWS_WITH_AS(add_lesson(table, entry(700, "g", {kSteps, kSteps})), doctest::Contains("declares --steps twice"),
+                       std::logic_error);
+  LessonOption outside = kSteps;
+  outside.fallback = 0;
+  CHECK_THROWS_WITH_AS(add_lesson(table, entry(800, "h", {outside})), doctest::Contains("outside its range"),
+                       std::logic_error);
+  CHECK(table.size() == 3);  // nothing refused was added
+}
+
+TEST_CASE("a lesson's own options: strict parsing, one-line messages") {
+  CHECK(parse_lesson_option(kTheta, "10000") == 10000.0);
+  CHECK(parse_lesson_option(kTheta, "1e9") == 1e9);
+  CHECK(parse_lesson_option(kTheta, "2.5") == 2.5);
+  CHECK(parse_lesson_option(kSteps, "1000") == 1000.0);
+  CHECK_THROWS_WITH_AS(parse_lesson_option(kTheta, "0"), "--theta is out of range (--theta: 1..1e9 vs 0)", UsageError);
+  CHECK_THROWS_WITH_AS(parse_lesson_option(kTheta, "2e9"), "--theta is out of range (--theta: 1..1e9 vs 2e9)",
+                       UsageError);
+  for (const char* bad : {"inf", "nan", "0x10", "1e", "", "ten", "1.5.2", "1e999"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_lesson_option(kTheta, bad), UsageError);
+  }
+  CHECK_THROWS_WITH_AS(parse_lesson_option(kSteps, "2.5"), "--steps expects a whole number (--steps: 1..1000 vs '2.5')",
+                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_lesson_option(kSteps, "-3"), "--steps must not be negative (--steps: 1..1000 vs '-3')",
+                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_lesson_option(kSteps, "1001"), "--steps is out of range (--steps: 1..1000 vs 1001)",
+                       UsageError);
+  const LessonOption shift{"--shift", OptionType::Integer, -5, 5, 0, "may be negative"};
+  CHECK(parse_lesson_option(shift, "-5") == -5.0);
+  CHECK(format_option_value(4096) == "4096");
+  CHECK(format_option_value(0.5) == "0.5");
+  CHECK(format_option_value(1e9) == "1e9");
+  CHECK(format_option_value(2.5e-5) == "2.5e-5");
+}
+
+TEST_CASE("a lesson's own options reach it with their defaults, and other lessons refuse them") {
+  const LessonEntry& scaling = *find_lesson("scaling");
+  const LessonOption* samples = scaling.find_extra("--samples");
+  REQUIRE(samples != nullptr);
+  CHECK(samples->type == OptionType::Integer);
+  CHECK(samples->fallback == 4096.0);
+  CHECK(run_lesson("scaling").header.setting[1] == "samples 4096");
+  LessonOptions few;
+  few.own["--samples"] = 16;
+  CHECK(run_lesson("scaling", few).header.setting[1] == "samples 16");
+  CHECK_THROWS_AS(LessonOptions{}.number("--samples"), std::logic_error);  // outside a lesson: no defaults
+
+  CHECK_NOTHROW(check_options_apply(scaling, {"--samples", "--seq-len"}));
+  CHECK_THROWS_WITH_AS(check_options_apply(*find_lesson("causal"), {"--samples"}),
+                       doctest::Contains("lesson 'causal' does not take --samples"), UsageError);
+  CHECK_THROWS_WITH_AS(check_options_apply(scaling, {"--heads"}), doctest::Contains("--samples, --precision"),
+                       UsageError);
 }
 
 TEST_CASE("options that a lesson does not read are refused by name") {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <regex>
 
-#include "lessons/presets.hpp"
+#include "lesson_kit/presets.hpp"
 #include "report/stage.hpp"
 #include "report_lookup.hpp"
 

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "io/npy.hpp"
-#include "lessons/presets.hpp"
-#include "lessons/recipe.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/recipe.hpp"
 #include "report_lookup.hpp"
 #include "reproduce_runner.hpp"
 

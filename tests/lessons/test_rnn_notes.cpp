@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 #include "report_lookup.hpp"
 
 using namespace attn;

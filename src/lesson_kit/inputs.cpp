@@ -1,4 +1,5 @@
-#include "lessons/inputs.hpp"
+// The book's tokens and embeddings, seeded word vectors, size options and BatchView (inputs.hpp).
+#include "lesson_kit/inputs.hpp"
 
 #include <algorithm>
 #include <cctype>

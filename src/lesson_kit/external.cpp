@@ -1,4 +1,6 @@
-#include "lessons/external.hpp"
+// Where a lesson's x and weights come from: --input, --tokens sentences, --weights DIR, or the seed
+// (declarations and the full story in external.hpp).
+#include "lesson_kit/external.hpp"
 
 #include <cctype>
 

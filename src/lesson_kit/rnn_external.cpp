@@ -1,4 +1,5 @@
-#include "lessons/rnn_external.hpp"
+// --states DIR and --weights DIR for the RNN lessons, checked against each other (rnn_external.hpp).
+#include "lesson_kit/rnn_external.hpp"
 
 namespace attn {
 namespace {

@@ -1,4 +1,5 @@
-#include "lessons/seq2seq.hpp"
+// The encoder-decoder lessons' shared setup: sentences, embeddings, sizes (seq2seq.hpp).
+#include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
 

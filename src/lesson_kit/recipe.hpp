@@ -8,7 +8,7 @@
 // whether the header's `setting:` should name a seed at all.
 //
 // Recording is done by the functions that build the tensors (lesson_input, linear_weights,
-// matrix_weights in lessons/external.hpp), so a preset that changes the draw order (a seed inside
+// matrix_weights in lesson_kit/external.hpp), so a preset that changes the draw order (a seed inside
 // __init__, W_key built before W_query) just calls them in its own order:
 //
 //   Recipe r = in.recipe;                 // x, however it was made

@@ -1,6 +1,7 @@
-#include "lessons/presets.hpp"
+// --preset NAME: each article's configuration applied to LessonOptions, and article_model() (presets.hpp).
+#include "lesson_kit/presets.hpp"
 
-#include "lessons/registry.hpp"
+#include "lesson_kit/registry.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,5 @@
-#include "lessons/recipe.hpp"
+// The "reproduce in PyTorch" lines rendered from the steps a lesson recorded (recipe.hpp).
+#include "lesson_kit/recipe.hpp"
 
 // GCC 12 reports -Wmaybe-uninitialized inside std::variant's move constructor when a vector of
 // steps grows (a known false positive, GCC bug 105593 and relatives); nothing here is uninitialised.

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 #include "report/stage.hpp"
 
 namespace attn {

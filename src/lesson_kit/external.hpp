@@ -9,9 +9,9 @@
 
 #include "core/generator.hpp"
 #include "core/linear.hpp"
-#include "lessons/inputs.hpp"
-#include "lessons/options.hpp"
-#include "lessons/recipe.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/options.hpp"
+#include "lesson_kit/recipe.hpp"
 
 namespace attn {
 
@@ -30,7 +30,7 @@ struct LessonInput {
 
 // --input (sizes from the file; a disagreeing --d-in, --seq-len or --batch is refused),
 // several --tokens sentences (one batch entry each), or the tokens and their embeddings
-// (lessons/inputs.hpp), stacked to `default_B` copies unless --batch says otherwise.
+// (lesson_kit/inputs.hpp), stacked to `default_B` copies unless --batch says otherwise.
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
                          bool always_batched);
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
-#include "lessons/options.hpp"
+#include "lesson_kit/options.hpp"
 
 namespace attn {
 

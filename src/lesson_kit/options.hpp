@@ -57,7 +57,40 @@ struct LessonOptions {
   std::optional<std::size_t> hidden;            // RNN lessons: hidden width d_h
   std::map<std::string, ExternalTensor> states;  // RNN lessons, --states DIR: "H", "s" or "h_t"
   std::string states_dir;                        // for messages; "" when --states was not given
+  // A lesson's own options (LessonEntry::extra: --theta, --samples, ...) by flag, given or default.
+  std::map<std::string, double> own;
+
+  // The value of one of the lesson's own options. LessonEntry::run fills in the defaults, so
+  // inside a lesson this answers for every flag it declares; any other flag is a programming
+  // error (std::logic_error).
+  double number(const std::string& flag) const;
+  // The same for an integer option, as an integer.
+  std::int64_t integer(const std::string& flag) const;
 };
+
+// An option of a lesson's own, declared in its registration (LessonEntry::extra). `attn lesson`
+// adds it to the command line, parses it strictly against its range, refuses it for lessons that
+// do not declare it, and hands it over in LessonOptions::own.
+enum class OptionType { Integer, Real };
+struct LessonOption {
+  const char* flag;  // "--theta"
+  OptionType type;
+  double lo, hi;     // the allowed range, both ends included
+  double fallback;   // the default, inside the range
+  const char* help;  // one line for `attn lesson --help`
+};
+
+// Parses `text` as the value of `option`: an integer is digits only (a leading '-' when the range
+// allows negatives), a real is a plain decimal or exponent number ("1e9"; no inf, nan or hex),
+// and either must lie in [lo, hi]. Throws UsageError in the one-line form, for example
+//   --theta is out of range (--theta: 1..1e9 vs 0)
+double parse_lesson_option(const LessonOption& option, const std::string& text);
+// A range end or default as the messages and --help print it: 4096, 0.5, 1e9.
+std::string format_option_value(double v);
+
+// True for a flag `attn lesson` defines for every lesson (the OptionBit flags, --precision,
+// --no-causal, --preset, --dump, ...): a lesson's own option must not take one of these names.
+bool is_shared_flag(const std::string& flag);
 
 // Which options a lesson accepts (a learner who passes one that does nothing is told so).
 enum OptionBit : unsigned {

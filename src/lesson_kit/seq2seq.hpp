@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lessons/inputs.hpp"
-#include "lessons/options.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/options.hpp"
 #include "report/stage.hpp"
 
 namespace attn {

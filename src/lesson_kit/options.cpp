@@ -1,0 +1,122 @@
+// LessonOptions' helpers: the shared option flags, the strict parser of a lesson's own options,
+// and check_size, the limit every lesson applies before it allocates.
+#include "lesson_kit/options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace attn {
+namespace {
+
+std::string report_large(long double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2Le", v);
+  return buf;
+}
+
+}  // namespace
+
+const std::vector<OptionName>& option_names() {
+  static const std::vector<OptionName> names = {
+      {kSeed, "--seed"},     {kBatch, "--batch"}, {kSeqLen, "--seq-len"},
+      {kDIn, "--d-in"},      {kDOut, "--d-out"},  {kHeads, "--heads"},
+      {kCausal, "--causal"}, {kQkvBias, "--qkv-bias"}, {kTokens, "--tokens"},
+      {kSrc, "--src"},       {kTgt, "--tgt"},     {kHidden, "--hidden"},
+      {kInput, "--input"},   {kWeights, "--weights"}, {kKvHeads, "--kv-heads"},
+      {kStates, "--states"},
+  };
+  return names;
+}
+
+void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
+                const std::string& options) {
+  // Sizes are at most kMaxSize each, so a long double holds the count of any shape here exactly
+  // enough to print it.
+  long double count = 1;
+  for (std::size_t d : shape) count *= static_cast<long double>(d);
+  auto values = [&] {
+    return count < 1e18L ? std::to_string(static_cast<unsigned long long>(count)) + " values"
+                         : report_large(count) + " values";
+  };
+  if (count > static_cast<long double>(kMaxValues))
+    throw UsageError(tensor + " " + shape_str(shape) + " would be too large to hold", options,
+                     "at most " + std::to_string(kMaxValues) + " values", values());
+  if (!shapes_only && count > static_cast<long double>(kMaxPrintedValues))
+    throw UsageError(tensor + " " + shape_str(shape) + " is too large to print; add --shapes-only",
+                     options, "at most " + std::to_string(kMaxPrintedValues) + " values", values());
+}
+
+double LessonOptions::number(const std::string& flag) const {
+  const auto it = own.find(flag);
+  if (it == own.end()) throw std::logic_error("the lesson reads " + flag + " but does not declare it");
+  return it->second;
+}
+
+std::int64_t LessonOptions::integer(const std::string& flag) const {
+  return static_cast<std::int64_t>(number(flag));
+}
+
+std::string format_option_value(double v) {
+  char buf[40];
+  if (std::fabs(v) < 1e6 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  // "1e+09" -> "1e9", "2.5e-05" -> "2.5e-5": as a learner would type it.
+  std::string s = buf;
+  const auto e = s.find('e');
+  if (e == std::string::npos) return s;
+  std::string mantissa = s.substr(0, e), exponent = s.substr(e + 1);
+  const bool negative = exponent[0] == '-';
+  exponent.erase(0, 1);
+  exponent.erase(0, std::min(exponent.find_first_not_of('0'), exponent.size() - 1));
+  return mantissa + "e" + (negative ? "-" : "") + exponent;
+}
+
+double parse_lesson_option(const LessonOption& option, const std::string& text) {
+  const std::string flag = option.flag;
+  const std::string range = format_option_value(option.lo) + ".." + format_option_value(option.hi);
+  const std::string quoted = "'" + text + "'";
+  double v = 0;
+  if (option.type == OptionType::Integer) {
+    const bool minus = !text.empty() && text[0] == '-';
+    const std::size_t first = minus ? 1 : 0;
+    const bool digits = text.size() > first && text.size() <= 20 &&
+                        text.find_first_not_of("0123456789", first) == std::string::npos;
+    if (!digits)
+      throw UsageError(flag + " expects a whole number", flag, range, quoted);
+    if (minus && option.lo >= 0) throw UsageError(flag + " must not be negative", flag, range, quoted);
+    errno = 0;
+    const long long n = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) throw UsageError(flag + " is out of range", flag, range, text);
+    v = static_cast<double>(n);
+  } else {
+    // Digits, one sign, a point and an exponent only: strtod alone would take "inf", "nan", "0x1p3".
+    const bool plain = !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos &&
+                       text.find_first_of("0123456789") != std::string::npos;
+    char* end = nullptr;
+    errno = 0;
+    if (plain) v = std::strtod(text.c_str(), &end);
+    if (!plain || end != text.c_str() + text.size()) throw UsageError(flag + " expects a number", flag, range, quoted);
+    if (errno == ERANGE || !std::isfinite(v)) throw UsageError(flag + " is out of range", flag, range, text);
+  }
+  if (!(v >= option.lo && v <= option.hi)) throw UsageError(flag + " is out of range", flag, range, text);
+  return v;
+}
+
+bool is_shared_flag(const std::string& flag) {
+  for (const auto& o : option_names())
+    if (flag == o.flag) return true;
+  // The flags of `attn lesson` outside the OptionBit mask (src/cli/main.cpp).
+  static const char* const others[] = {"--precision", "--shapes-only", "--no-causal", "--weights-layout",
+                                       "--dump",      "--format",      "--preset",    "--step",
+                                       "--color",     "--svg",         "--values",    "--help"};
+  for (const char* o : others)
+    if (flag == o) return true;
+  return false;
+}
+
+}  // namespace attn
