@@ -42,6 +42,8 @@ const std::vector<LessonEntry>& lessons() {
 std::vector<std::string> weight_file_names(const std::string& lesson) {
   if (lesson == "bahdanau") return {"W_a", "U_a", "v_a"};
   if (lesson == "luong") return {"W_g", "W_c", "v_c"};
+  // self-attention and causal: three bias-free projections (the heads lesson takes the rest).
+  if (lesson != "heads") return {"W_query", "W_key", "W_value"};
   std::vector<std::string> names;
   for (const char* suffix : {"", "_bias"})
     for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"}) names.push_back(std::string(layer) + suffix);
