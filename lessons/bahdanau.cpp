@@ -41,7 +41,7 @@ std::string lower(std::string s) {
 }
 
 // Row r of a matrix as its own vector (core functions take contiguous tensors, trap 2).
-Vec row(const Mat& m, std::size_t r) { return xt::view(m, r, xt::all()); }  // (n,)
+Vec row_of(const Mat& m, std::size_t r) { return xt::view(m, r, xt::all()); }  // (n,)
 
 // [a ; b]: (n,), (m,) -> (n + m,)
 Vec concat(const Vec& a, const Vec& b) {
@@ -125,7 +125,7 @@ void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
     TorchGenerator gen(seed);
     W_a = make_linear(gen, d_s, d_a, false).weight;      // (d_a, d_s)
     U_a = make_linear(gen, d_enc, d_a, false).weight;    // (d_a, d_enc)
-    v_a = row(make_linear(gen, d_a, 1, false).weight, 0);  // (1, d_a) -> (d_a,)
+    v_a = row_of(make_linear(gen, d_a, 1, false).weight, 0);  // (1, d_a) -> (d_a,)
   }
 
   const std::string dir = opts.states_dir;
@@ -158,7 +158,7 @@ void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
                         "h_j = row j of H    (S, d_enc)\n"
                         "s = the decoder state that asks    (d_s,), or one per row (T, d_s)");
     s.show("H", st.H, st.src);
-    if (st.one_query) s.show("s", row(st.queries, 0));
+    if (st.one_query) s.show("s", row_of(st.queries, 0));
     else s.show("s", st.queries, st.tgt);
     s.note("The lesson's own embeddings, encoder and decoder are skipped: H comes from " + dir +
            "/H.npy, " + shape_str({S, d_enc}) + ", and s from " + dir + "/s.npy, " +
@@ -189,42 +189,42 @@ void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
   Mat Ws = xt::empty<float>({T, d_a});  // (T, d_a): W_a s for every query
   Mat e = xt::empty<float>({T, S});     // (T, S)
   for (std::size_t i = 0; i < T; ++i) {
-    xt::view(Ws, i, xt::all()) = matvec(W_a, row(st.queries, i));           // (d_a, d_s) @ (d_s,) -> (d_a,)
-    xt::view(e, i, xt::all()) = additive_scores_from(row(Ws, i), Uh, v_a);  // (S,)
+    xt::view(Ws, i, xt::all()) = matvec(W_a, row_of(st.queries, i));           // (d_a, d_s) @ (d_s,) -> (d_a,)
+    xt::view(e, i, xt::all()) = additive_scores_from(row_of(Ws, i), Uh, v_a);  // (S,)
   }
   const Mat alpha = softmax_rows(e);  // (T, S)
   Mat c = xt::empty<float>({T, d_enc});  // (T, d_enc)
-  for (std::size_t i = 0; i < T; ++i) xt::view(c, i, xt::all()) = weighted_sum(row(alpha, i), st.H);  // (d_enc,)
+  for (std::size_t i = 0; i < T; ++i) xt::view(c, i, xt::all()) = weighted_sum(row_of(alpha, i), st.H);  // (d_enc,)
   {
     auto& s = out.stage("Score every source word",
                         "e_j = v_a^T tanh(W_a s + U_a h_j)    for j = 1..S");
-    if (st.one_query) s.in("s", row(st.queries, 0));
+    if (st.one_query) s.in("s", row_of(st.queries, 0));
     else s.in("s", st.queries);
     s.in("U_a h", Uh).in("v_a", v_a);
     if (st.one_query) {
-      const Vec Ws0 = row(Ws, 0);  // (d_a,)
+      const Vec Ws0 = row_of(Ws, 0);  // (d_a,)
       Mat pre = Uh;                // (S, d_a)
       for (std::size_t j = 0; j < S; ++j)
         for (std::size_t a = 0; a < d_a; ++a) pre(j, a) += Ws0(a);  // broadcast (d_a,) over S rows
       const Mat act = xt::tanh(pre);  // (S, d_a)
       s.show("W_a s", Ws0).show("W_a s + U_a h", pre, st.src).show("tanh(W_a s + U_a h)", act, st.src);
-      s.show("e", row(e, 0), {}, st.src);
+      s.show("e", row_of(e, 0), {}, st.src);
     } else {
       s.show("W_a s", Ws, st.tgt).show("e", e, st.tgt, st.src);
     }
   }
   {
     auto& s = out.stage("Weights and context", "alpha = softmax(e)\nc = sum_j alpha_j h_j = alpha @ H");
-    if (st.one_query) s.in("e", row(e, 0));
+    if (st.one_query) s.in("e", row_of(e, 0));
     else s.in("e", e);
     s.in("H", st.H);
-    if (st.one_query) s.show("alpha", row(alpha, 0), {}, st.src);
+    if (st.one_query) s.show("alpha", row_of(alpha, 0), {}, st.src);
     else s.show("alpha", alpha, st.tgt, st.src);
     s.attention_weights();
-    if (st.one_query) s.show("c", row(c, 0));
+    if (st.one_query) s.show("c", row_of(c, 0));
     else s.show("c", c, st.tgt);
     check_rows_sum_to_one(s, "alpha", alpha);
-    const std::size_t top = argmax_of(row(alpha, 0));
+    const std::size_t top = argmax_of(row_of(alpha, 0));
     s.note("c is as wide as one encoder state, d_enc = " + num(d_enc) + ", whatever S is. " +
            (st.one_query ? std::string("The largest weight, ") + report::fixed(alpha(0, top), 4) + ", is on " +
                                st.src[top] + " (row " + num(top + 1) + " of H)."
@@ -245,7 +245,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
   const auto& tgt = set.tgt.tokens;
   const Mat& x = set.src.x;          // (S, d_in)
   const Mat& y = set.tgt.x;          // (T_tgt, d_in)
-  const Vec y_0 = row(set.start.x, 0);  // embed("<s>"): (d_in,)
+  const Vec y_0 = row_of(set.start.x, 0);  // embed("<s>"): (d_in,)
 
   // --weights: the alignment model from files, read before anything is drawn so that d_a is known.
   const bool from_files = !opts.weights.empty();
@@ -295,7 +295,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     v_a.weight = xt::empty<float>({std::size_t{1}, d_a});            // (1, d_a)
     std::copy(v_a_file.begin(), v_a_file.end(), v_a.weight.begin());
   }
-  const Vec v_a_vec = row(v_a.weight, 0);                         // (d_a,)
+  const Vec v_a_vec = row_of(v_a.weight, 0);                         // (d_a,)
 
   {
     auto& s = out.stage("The sentences and their embeddings",
@@ -337,7 +337,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     // A repeated word: same embedding, different state, because the state carries context.
     if (const auto twin = first_repeat(src)) {
       const auto [j, k] = *twin;
-      const Vec a = row(h, j), b = row(h, k);  // (2 d_h,)
+      const Vec a = row_of(h, j), b = row_of(h, k);  // (2 d_h,)
       // A question, not a promise: saturated cells (|h| near 1) can forget where they are.
       s.question("\"" + src[j] + "\", words " + num(j + 1) + " and " + num(k + 1) +
                      ", have the same x: do their rows of h differ?",
@@ -366,7 +366,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
            ". Each step adds only W_a s_{i-1}, d_a * d_h = " + num(d_a * d_h) + ".");
   }
 
-  const Vec h_bwd_1 = row(h_bwd, 0);                 // (d_h,)
+  const Vec h_bwd_1 = row_of(h_bwd, 0);                 // (d_h,)
   Vec s_0 = matvec(W_s.weight, h_bwd_1) + W_s.bias;  // (d_h, d_h) @ (d_h,) + (d_h,) -> (d_h,)
   s_0 = xt::tanh(s_0);                               // (d_h,)
   {
@@ -382,7 +382,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
   std::vector<Step> steps;
   Vec s_prev = s_0;  // (d_h,)
   for (std::size_t i = 0; i < T_tgt; ++i) {
-    const Vec y_prev = i == 0 ? y_0 : row(y, i - 1);  // (d_in,)
+    const Vec y_prev = i == 0 ? y_0 : row_of(y, i - 1);  // (d_in,)
     steps.push_back(decoder_step(W_a.weight, Uh, v_a_vec, h, decoder, s_prev, y_prev));
     s_prev = steps.back().s;  // (d_h,)
   }
@@ -431,7 +431,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
                             " = softmax(e_" + n + ")\n"
                             "c_" + n + " = alpha_" + n + " @ h;  s_" + n + " = tanh(W_ih [y_" + p +
                             " ; c_" + n + "] + b_ih + W_hh s_" + p + " + b_hh)");
-    s.in("s_" + p, steps[i - 1].s).in("U_a h", Uh).in("h", h).in("y_" + p, row(y, i - 1));
+    s.in("s_" + p, steps[i - 1].s).in("U_a h", Uh).in("h", h).in("y_" + p, row_of(y, i - 1));
     s.show("e_" + n, st.e, {}, src);
     s.show("alpha_" + n, st.alpha, {}, src);
     check_rows_sum_to_one(s, "alpha_" + n, st.alpha);
