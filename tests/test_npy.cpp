@@ -283,3 +283,20 @@ TEST_CASE("non-finite values: found with their C-order index, float64 overflow b
   CHECK(a.values[2] == 0.0f);
   CHECK(a.values[3] == 0.5f);
 }
+
+TEST_CASE("header text quoted in a refusal is cut short and escaped") {
+  std::string bytes = attn::encode_npy({2, 3}, kSix.data());
+  const std::string evil = "'\x1b[31m" + std::string(3000, 'A') + "'";
+  const auto at = bytes.find("'<f4'");
+  bytes.replace(at, 5, evil);
+  // Keep the header length field honest so that the dtype is what is refused.
+  const std::size_t header_len = bytes.find('\n', 10) - 10 + 1;
+  bytes[8] = static_cast<char>(header_len & 0xFF);
+  bytes[9] = static_cast<char>(header_len >> 8);
+  const std::string msg = refusal(bytes);
+  CAPTURE(msg);
+  CHECK(contains(msg, "dtype '\\x1b[31mAAAA"));
+  CHECK(contains(msg, "A... is not supported"));
+  CHECK(msg.find('\x1b') == std::string::npos);
+  CHECK(msg.size() < 200);
+}

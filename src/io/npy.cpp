@@ -49,7 +49,7 @@ Shape parse_shape(const std::string& tuple, const std::string& path) {
     std::size_t e = item.find_last_not_of(' ');
     const std::string digits = item.substr(b, e - b + 1);
     if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
-      fail(path, "malformed shape " + tuple + " in header");
+      fail(path, "malformed shape " + escaped_for_message(tuple, 40) + " in header");
     shape.push_back(static_cast<std::size_t>(std::stoull(digits)));
   }
   return shape;
@@ -80,10 +80,10 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
   std::size_t item = 0;
   if (descr == "'<f4'") item = 4;
   else if (descr == "'<f8'") item = 8;
-  else fail(path, "dtype " + descr + " is not supported (expected float32 '<f4' or float64 '<f8')");
+  else fail(path, "dtype " + escaped_for_message(descr, 24) + " is not supported (expected float32 '<f4' or float64 '<f8')");
 
   const std::string order = dict_value(header, "fortran_order", path);
-  if (order != "False" && order != "True") fail(path, "malformed fortran_order " + order);
+  if (order != "False" && order != "True") fail(path, "malformed fortran_order " + escaped_for_message(order, 24));
   const bool fortran = order == "True";
 
   const std::string tuple = dict_value(header, "shape", path);
@@ -136,6 +136,27 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
       if (++idx[d] < out.shape[d]) break;
       idx[d] = 0;
     }
+  }
+  return out;
+}
+
+std::string escaped_for_message(const std::string& text, std::size_t limit, bool escape_quotes) {
+  std::string out;
+  std::size_t shown = 0;
+  for (const char ch : text) {
+    if (shown == limit) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c > 0x7e || c == '\\' || (escape_quotes && c == '\'')) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+    ++shown;
   }
   return out;
 }

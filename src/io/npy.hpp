@@ -45,6 +45,11 @@ std::string value_str(float v);
 // "what is not a regular file", or "" for a regular file: "'x' is a directory", "no such file".
 std::string not_a_file(const std::string& path);
 
+// Bytes from a file, fit for a one-line error message: at most `limit` characters (then "..."),
+// control bytes, bytes above 0x7e and backslashes (and single quotes when `escape_quotes`)
+// written as \xNN, so that an escape sequence never reaches the terminal.
+std::string escaped_for_message(const std::string& text, std::size_t limit, bool escape_quotes = false);
+
 // float32, C order, version 1.0 header padded to 64 bytes as NumPy writes it.
 std::string encode_npy(const Shape& shape, const float* values);
 void write_npy(const std::string& path, const Shape& shape, const float* values);

@@ -21,24 +21,7 @@ bool space(char c) { return c == ' ' || c == '\r' || c == '\v' || c == '\f'; }
 }  // namespace
 
 std::string quoted_for_message(const std::string& text, std::size_t limit) {
-  std::string out = "'";
-  std::size_t shown = 0;
-  for (const char ch : text) {
-    if (shown == limit) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c > 0x7e || c == '\'' || c == '\\') {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-    ++shown;
-  }
-  return out + "'";
+  return "'" + escaped_for_message(text, limit, true) + "'";
 }
 
 NpyArray parse_text_matrix(const std::string& text, const std::string& path, bool allow_nonfinite) {

@@ -1,7 +1,8 @@
 // Fuzz target: the .npy reader behind --input x.npy, --weights DIR and --states DIR.
 // The bytes are a whole file. parse_npy either returns an array whose values fill its shape, or
 // refuses with NpyError; then the non-finite check either passes or refuses with UsageError.
-// Anything else (a crash, a sanitizer report, another exception, a broken invariant) is a bug.
+// Anything else (a crash, a sanitizer report, another exception, a broken invariant, a message
+// with a control byte or longer than a line) is a bug.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -14,7 +15,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   attn::NpyArray a;
   try {
     a = attn::parse_npy(bytes, "fuzz.npy");
-  } catch (const attn::NpyError&) {
+  } catch (const attn::NpyError& e) {
+    // A refusal is one short line: header bytes are shown cut and escaped, never raw.
+    const std::string what = e.what();
+    if (what.size() > 400) std::abort();
+    for (const char c : what)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) std::abort();
     return 0;
   }
   std::size_t count = 1;
