@@ -455,6 +455,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
 ATTN_REGISTER_LESSON({500, "causal", "Causal attention: no peeking at the future",
                       "the triangular mask, -inf versus -1e9, and a proof that nothing leaks from later tokens",
                       "Raschka, Build a Large Language Model (From Scratch), 3.5",
-                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_causal});
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_causal,
+                      {}, {"W_query", "W_key", "W_value"}});  // three bias-free projections: heads takes the rest
 
 }  // namespace attn

@@ -188,6 +188,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
 ATTN_REGISTER_LESSON({400, "self-attention", "Self-attention, step by step",
                       "scores, softmax and context vectors, first without weights, then with W_query, W_key, W_value",
                       "Raschka, Build a Large Language Model (From Scratch), 3.3-3.4",
-                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_self_attention});
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kTokens | kInput | kWeights, lesson_self_attention,
+                      {}, {"W_query", "W_key", "W_value"}});  // three bias-free projections: heads takes the rest
 
 }  // namespace attn

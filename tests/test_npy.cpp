@@ -246,7 +246,57 @@ TEST_CASE("refuses format versions it does not know") {
 
 TEST_CASE("read_npy refuses a missing file and a directory, naming the path") {
   const std::string missing = npy_path("no_such_file.npy");
-  CHECK_THROWS_WITH_AS(attn::read_npy(missing), (missing + ": cannot open file").c_str(), NpyError);
-  // A directory opens on Linux but is no .npy file; whatever the reason given, it must be NpyError.
-  CHECK_THROWS_AS(attn::read_npy(attn::test::data_path("npy")), NpyError);
+  CHECK_THROWS_WITH_AS(attn::read_npy(missing), (missing + ": no such file").c_str(), NpyError);
+  // A directory "opens" on Linux and seeks to a huge size: it is named for what it is, not "too large".
+  const std::string dir = attn::test::data_path("npy");
+  CHECK_THROWS_WITH_AS(attn::read_npy(dir), (dir + ": a directory, not a file").c_str(), NpyError);
+  // A FIFO would block the open itself; it is refused before opening.
+  CHECK_THROWS_WITH_AS(attn::read_npy("/dev/null"), "/dev/null: not a regular file", NpyError);
+}
+
+TEST_CASE("non-finite values: found with their C-order index, float64 overflow becomes inf") {
+  const std::vector<float> v = {1.0f, std::nanf(""), 2.0f, -INFINITY, INFINITY};
+  const attn::NonFinite nf = attn::find_nonfinite(v, 2);
+  CHECK(nf.count == 3);
+  CHECK(nf.first == std::vector<std::size_t>{1, 3});
+  CHECK(attn::index_str({2, 3}, 4) == "[1, 1]");
+  CHECK(attn::index_str({5}, 3) == "[3]");
+  CHECK(attn::index_str({2, 2, 2}, 7) == "[1, 1, 1]");
+  CHECK(attn::value_str(v[1]) == "nan");
+  CHECK(attn::value_str(v[3]) == "-inf");
+  CHECK(attn::find_nonfinite(kSix, 3).count == 0);
+  // A float64 beyond float32's range is inf (as NumPy's astype), never a cast's undefined behaviour.
+  const double big[] = {1e300, -1e300, 1e-300, 0.5};
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size());
+  bytes += '\0';
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(big), sizeof big);
+  const attn::NpyArray a = attn::parse_npy(bytes, "big.npy");
+  CHECK(std::isinf(a.values[0]));
+  CHECK(a.values[0] > 0);
+  CHECK(std::isinf(a.values[1]));
+  CHECK(a.values[1] < 0);
+  CHECK(a.values[2] == 0.0f);
+  CHECK(a.values[3] == 0.5f);
+}
+
+TEST_CASE("header text quoted in a refusal is cut short and escaped") {
+  std::string bytes = attn::encode_npy({2, 3}, kSix.data());
+  const std::string evil = "'\x1b[31m" + std::string(3000, 'A') + "'";
+  const auto at = bytes.find("'<f4'");
+  bytes.replace(at, 5, evil);
+  // Keep the header length field honest so that the dtype is what is refused.
+  const std::size_t header_len = bytes.find('\n', 10) - 10 + 1;
+  bytes[8] = static_cast<char>(header_len & 0xFF);
+  bytes[9] = static_cast<char>(header_len >> 8);
+  const std::string msg = refusal(bytes);
+  CAPTURE(msg);
+  CHECK(contains(msg, "dtype '\\x1b[31mAAAA"));
+  CHECK(contains(msg, "A... is not supported"));
+  CHECK(msg.find('\x1b') == std::string::npos);
+  CHECK(msg.size() < 200);
 }

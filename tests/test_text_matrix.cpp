@@ -2,6 +2,10 @@
 // skipped, and every malformed file refused with the line that is wrong.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
 #include "io/text_matrix.hpp"
 
 using namespace attn;
@@ -20,9 +24,80 @@ TEST_CASE("text matrices: separators, comments, blank lines") {
 TEST_CASE("text matrices: refusals name the file and the line") {
   CHECK_THROWS_WITH_AS(parse_text_matrix("1 2 3\n4 5\n", "m.csv"), doctest::Contains("m.csv: line 2 has 2 values, the first row 3"),
                        NpyError);
-  CHECK_THROWS_WITH_AS(parse_text_matrix("1 2 x3\n", "m.csv"), doctest::Contains("line 1: 'x3' is not a finite number"), NpyError);
-  CHECK_THROWS_WITH_AS(parse_text_matrix("1 nan\n", "m.csv"), doctest::Contains("'nan' is not a finite number"), NpyError);
-  CHECK_THROWS_WITH_AS(parse_text_matrix("1 1e999\n", "m.csv"), doctest::Contains("not a finite number"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1 2 x3\n", "m.csv"), doctest::Contains("line 1, column 3: 'x3' is not a number"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1 nan\n", "m.csv"), doctest::Contains("line 1, column 2: 'nan' is not a finite number"), NpyError);
   CHECK_THROWS_WITH_AS(parse_text_matrix("# only a comment\n\n", "m.csv"), doctest::Contains("no values"), NpyError);
-  CHECK_THROWS_WITH_AS(read_text_matrix("/nonexistent/m.csv"), doctest::Contains("cannot open"), NpyError);
+  CHECK_THROWS_WITH_AS(read_text_matrix("/nonexistent/m.csv"), doctest::Contains("no such file"), NpyError);
+  CHECK_THROWS_WITH_AS(read_text_matrix("/"), doctest::Contains("/: a directory, not a file"), NpyError);
+}
+
+TEST_CASE("text matrices: values beyond float32 are refused as overflow, unless non-finite values are allowed") {
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1, 2\n3, 1e39\n", "m.csv"),
+                       doctest::Contains("m.csv: line 2, column 2: '1e39' overflows float32"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("0x1p302\n", "m.csv"), doctest::Contains("'0x1p302' overflows float32"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("-1e999\n", "m.csv"), doctest::Contains("overflows float32"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1 -inf\n", "m.csv"), doctest::Contains("'-inf' is not a finite number"), NpyError);
+  // The largest float32 itself is finite and kept.
+  CHECK(parse_text_matrix("3.4028235e38\n", "m.csv").values[0] == std::numeric_limits<float>::max());
+  const NpyArray kept = parse_text_matrix("1e39, nan\n-inf, 2\n", "m.csv", true);
+  REQUIRE(kept.shape == Shape{2, 2});
+  CHECK(std::isinf(kept.values[0]));
+  CHECK(kept.values[0] > 0);
+  CHECK(std::isnan(kept.values[1]));
+  CHECK(std::isinf(kept.values[2]));
+  CHECK(kept.values[2] < 0);
+  CHECK(kept.values[3] == 2.0f);
+}
+
+TEST_CASE("text matrices: a value below float32's range is the float32 it rounds to") {
+  const NpyArray a = parse_text_matrix("1e-320, 1e-40, -1e-50\n", "m.csv");
+  CHECK(a.values[0] == 0.0f);
+  CHECK(a.values[1] == std::strtof("1e-40", nullptr));
+  CHECK(a.values[1] > 0.0f);  // a float32 subnormal, not zero
+  CHECK(a.values[2] == 0.0f);
+  CHECK(std::signbit(a.values[2]));
+}
+
+TEST_CASE("text matrices: empty fields are refused, not collapsed") {
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1,,3\n4,,6\n", "m.csv"), doctest::Contains("line 1, column 2: empty field"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1,2,\n", "m.csv"), doctest::Contains("line 1, column 3: empty field"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix(",1,2\n", "m.csv"), doctest::Contains("line 1, column 1: empty field"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1\t\t2\n", "m.tsv"), doctest::Contains("column 2: empty field"), NpyError);
+  // Spaces around a separator, or several spaces alone, are not empty fields.
+  CHECK(parse_text_matrix("1 ,  2 ; 3\n4   5\t6\n", "m.csv").shape == Shape{2, 3});
+}
+
+TEST_CASE("text matrices: a NUL byte inside a field is refused, and shown escaped") {
+  const std::string text = std::string("1,2\n3,4") + '\0' + "5\n";
+  CHECK_THROWS_WITH_AS(parse_text_matrix(text, "m.csv"), doctest::Contains("line 2, column 2: '4\\x005' is not a number"), NpyError);
+}
+
+TEST_CASE("text matrices: a UTF-8 byte-order mark is skipped") {
+  const NpyArray a = parse_text_matrix("\xEF\xBB\xBF" "1,2\n3,4\n", "m.csv");
+  CHECK(a.shape == Shape{2, 2});
+  CHECK(a.values[0] == 1.0f);
+  // Only at the start of the file: elsewhere it is a bad value.
+  CHECK_THROWS_AS(parse_text_matrix("1,2\n\xEF\xBB\xBF" "3,4\n", "m.csv"), NpyError);
+}
+
+TEST_CASE("text matrices: a bad value is quoted shortened with control bytes escaped") {
+  const std::string huge(1 << 20, 'z');
+  try {
+    parse_text_matrix("1," + huge + "\n", "m.csv");
+    FAIL("accepted a 1 MB field");
+  } catch (const NpyError& e) {
+    const std::string what = e.what();
+    CHECK(what.size() < 120);
+    CHECK(what.find("'zzzzzzzzzzzzzzzzzzzzzzzz...' is not a number") != std::string::npos);
+  }
+  try {
+    parse_text_matrix("\x1b[31mred\x07\n", "m.csv");
+    FAIL("accepted an escape sequence");
+  } catch (const NpyError& e) {
+    const std::string what = e.what();
+    CHECK(what.find('\x1b') == std::string::npos);
+    CHECK(what.find('\x07') == std::string::npos);
+    CHECK(what.find("'\\x1b[31mred\\x07' is not a number") != std::string::npos);
+  }
+  CHECK(quoted_for_message("a'b\\c\xff") == "'a\\x27b\\x5cc\\xff'");
 }

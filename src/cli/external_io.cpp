@@ -4,6 +4,7 @@
 
 #include "io/npy.hpp"
 #include "io/text_matrix.hpp"
+#include "lesson_kit/registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,39 +19,115 @@ ExternalTensor as_external(const NpyArray& a, const std::string& source, const s
   return ExternalTensor{source, a.shape, a.values, path};
 }
 
+std::string where(const NpyArray& a, const NonFinite& nf, std::size_t shown) {
+  std::string s;
+  for (std::size_t k = 0; k < nf.first.size() && k < shown; ++k)
+    s += (k ? ", " : "") + value_str(a.values[nf.first[k]]) + " at " + index_str(a.shape, nf.first[k]);
+  return s;
+}
+
 }  // namespace
 
-ExternalTensor load_input(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw UsageError("cannot read --input", "--input", "an .npy or text matrix file", "'" + path + "' (no such file)");
+void require_finite(const ExternalTensor& t) {
+  const NpyArray a{t.shape, t.values};
+  const NonFinite nf = find_nonfinite(t.values, 1);
+  if (nf.count == 0) return;
+  throw UsageError(t.source + " holds " + (nf.count == 1 ? "a non-finite value" : std::to_string(nf.count) + " non-finite values"),
+                   t.source, "finite numbers (or --allow-nonfinite)",
+                   where(a, nf, 1) + (nf.count > 1 ? ", the first of " + std::to_string(nf.count) : ""));
+}
+
+ExternalTensor load_input(const std::string& path, bool allow_nonfinite) {
+  if (const std::string problem = not_a_file(path); !problem.empty())
+    throw UsageError("cannot read --input", "--input", "an .npy or text matrix file", "'" + path + "' (" + problem + ")");
+  ExternalTensor t;
   try {
-    if (ends_with(path, ".npy")) return as_external(read_npy(path), "--input " + path, path);
-    if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt"))
-      return as_external(read_text_matrix(path), "--input " + path, path);
+    if (ends_with(path, ".npy")) t = as_external(read_npy(path), "--input " + path, path);
+    else if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt"))
+      t = as_external(read_text_matrix(path, allow_nonfinite), "--input " + path, path);
+    else
+      throw UsageError("--input has an unknown file type", "--input", ".npy, .csv, .tsv or .txt", "'" + path + "'");
   } catch (const NpyError& e) {
     throw UsageError(std::string("cannot read --input: ") + e.what());
   }
-  throw UsageError("--input has an unknown file type", "--input", ".npy, .csv, .tsv or .txt", "'" + path + "'");
+  if (!allow_nonfinite) require_finite(t);
+  return t;
 }
 
 void load_npy_dir(const std::string& flag, const std::string& dir, const std::vector<std::string>& names,
-                  std::map<std::string, ExternalTensor>& into) {
+                  std::map<std::string, ExternalTensor>& into, bool allow_nonfinite) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw UsageError("cannot read " + flag, flag, "a directory of .npy files", "'" + dir + "' (not a directory)");
+  if (!fs::is_directory(dir, ec)) {
+    const std::string problem = fs::exists(dir, ec) ? "not a directory" : "no such directory";
+    throw UsageError("cannot read " + flag, flag, "a directory of .npy files", "'" + dir + "' (" + problem + ")");
+  }
   std::string listed;
   for (const auto& name : names) {
     listed += (listed.empty() ? "" : ", ") + name + ".npy";
     const fs::path file = fs::path(dir) / (name + ".npy");
-    if (!fs::exists(file, ec)) continue;
+    if (!fs::exists(fs::symlink_status(file, ec)) && !fs::exists(file, ec)) continue;
+    ExternalTensor t;
     try {
-      into[name] = as_external(read_npy(file.string()), flag + " " + file.string(), file.string());
+      t = as_external(read_npy(file.string()), flag + " " + file.string(), file.string());
     } catch (const NpyError& e) {
       throw UsageError("cannot read " + flag + ": " + e.what());
     }
+    std::size_t count = 1;
+    for (std::size_t d : t.shape) count *= d;
+    if (count == 0)
+      throw UsageError(name + ".npy holds no values", t.source, "every axis at least 1", shape_str(t.shape));
+    if (!allow_nonfinite) require_finite(t);
+    into[name] = std::move(t);
   }
   if (into.empty()) throw UsageError(flag + " holds none of the expected files", flag + " " + dir, listed, "none");
+}
+
+void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
+  const std::vector<std::string> mine = weight_file_names(lesson);
+  std::map<std::string, std::string> takers;  // file name -> the lessons that take it
+  for (const auto& l : lessons()) {
+    if (!(l.options & kWeights) || l.name == lesson) continue;
+    // Only lessons reading the same kind of directory: bahdanau's W_a.npy beside luong's W_g.npy
+    // is nobody's mistake, but a bias beside W_query.npy looks like it is used.
+    const std::vector<std::string> theirs = weight_file_names(l.name);
+    bool overlap = false;
+    for (const auto& name : theirs)
+      for (const auto& m : mine) overlap = overlap || m == name;
+    if (!overlap) continue;
+    for (const auto& name : theirs) {
+      bool taken = false;
+      for (const auto& m : mine) taken = taken || m == name;
+      if (!taken) takers[name] += (takers[name].empty() ? "" : ", ") + std::string(l.name);
+    }
+  }
+  std::string listed;
+  for (const auto& m : mine) listed += (listed.empty() ? "" : ", ") + m + ".npy";
+  std::error_code ec;
+  for (const auto& [name, by] : takers) {
+    const fs::path file = fs::path(dir) / (name + ".npy");
+    if (!fs::exists(fs::symlink_status(file, ec))) continue;
+    const bool bias = ends_with(name, "_bias");
+    throw UsageError(lesson + " does not use " + name + ".npy" + (bias ? " (it has no biases)" : "") +
+                         "; the " + by + " lesson" + (by.find(',') != std::string::npos ? "s take" : " takes") + " it",
+                     "--weights " + dir, listed, file.string());
+  }
+}
+
+std::vector<std::string> nonfinite_notes(const LessonOptions& opts) {
+  std::vector<std::string> notes;
+  auto add = [&](const ExternalTensor& t) {
+    const NpyArray a{t.shape, t.values};
+    const NonFinite nf = find_nonfinite(t.values, 3);
+    if (nf.count == 0) return;
+    notes.push_back(t.source + " holds " + std::to_string(nf.count) + " non-finite value" + (nf.count == 1 ? "" : "s") +
+                    " (kept by --allow-nonfinite): " + where(a, nf, 3) + (nf.count > 3 ? ", ..." : "") +
+                    (nf.count == 1 ? ". It spreads" : ". They spread") + " to every value computed from " +
+                    (nf.count == 1 ? "it." : "them."));
+  };
+  if (opts.input) add(*opts.input);
+  for (const auto& [name, t] : opts.weights) add(t);
+  for (const auto& [name, t] : opts.states) add(t);
+  return notes;
 }
 
 }  // namespace attn::cli

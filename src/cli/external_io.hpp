@@ -1,6 +1,10 @@
-// Reading the tensors a learner hands in (--input FILE, --weights DIR) into LessonOptions.
-// Loading is strict (io/npy.hpp, io/text_matrix.hpp); a refusal becomes a UsageError naming the
-// option and the file.
+// Reading the tensors a learner hands in (--input FILE, --weights DIR, --states DIR) into
+// LessonOptions. Loading is strict (io/npy.hpp, io/text_matrix.hpp); a refusal becomes a
+// UsageError naming the option and the file.
+//
+// Non-finite values (NaN, inf, -inf, and text values that overflow float32) are refused, naming
+// the file, the first position and the value, unless `allow_nonfinite` (--allow-nonfinite); then
+// nonfinite_notes() says where they are, for the lesson's first stage.
 #pragma once
 
 #include <map>
@@ -12,12 +16,24 @@
 namespace attn::cli {
 
 // .npy, or a text matrix (.csv, .tsv, .txt).
-ExternalTensor load_input(const std::string& path);
+ExternalTensor load_input(const std::string& path, bool allow_nonfinite = false);
 
 // The files `names` (each + ".npy") that exist in `dir` are loaded into `into`, keyed by name;
 // the lesson says which it needs and refuses a missing one with its expected shape. A directory
-// holding none of them is refused here, listing them. `flag` is "--weights" or "--states".
+// holding none of them is refused here, listing them, and so is a file with no values (a zero
+// axis). `flag` is "--weights" or "--states".
 void load_npy_dir(const std::string& flag, const std::string& dir, const std::vector<std::string>& names,
-                  std::map<std::string, ExternalTensor>& into);
+                  std::map<std::string, ExternalTensor>& into, bool allow_nonfinite = false);
+
+// --weights DIR for `lesson`: refuses a file another lesson takes and this one would ignore
+// (W_query_bias.npy given to causal: "biases are taken by the heads lesson").
+void refuse_unused_weights(const std::string& lesson, const std::string& dir);
+
+// Refuses `t` when it holds a NaN or an infinity (names its source, the first index and value).
+void require_finite(const ExternalTensor& t);
+
+// "--input x.npy holds 2 non-finite values: nan at [0, 1], inf at [2, 0]." for every loaded
+// tensor that has any; empty when none has.
+std::vector<std::string> nonfinite_notes(const LessonOptions& opts);
 
 }  // namespace attn::cli

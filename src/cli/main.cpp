@@ -70,6 +70,7 @@ struct RawOptions {  // every option as typed, so the messages can quote it
   std::string color, svg;  // pictures: --color, --svg
   bool step = false;
   std::map<std::string, std::string> own;  // lessons' own options (LessonEntry::extra), by flag
+  bool allow_nonfinite = false;  // --allow-nonfinite: keep NaN and inf from --input, --weights, --states
 };
 
 attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
@@ -105,15 +106,21 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
     o.more_sentences.assign(sentences.begin() + 1, sentences.end());
   }
   if (seen("--kv-heads")) o.kv_heads = parse_number("--kv-heads", raw.kv_heads, 1, max_size);
-  if (seen("--input")) o.input = attn::cli::load_input(raw.input);
+  const bool allow_nonfinite = raw.allow_nonfinite;
+  if (allow_nonfinite && !cmd.get_option("--input")->count() && !cmd.get_option("--weights")->count() &&
+      !cmd.get_option("--states")->count())
+    throw UsageError("--allow-nonfinite has no file to apply to", "--allow-nonfinite", "--input, --weights or --states",
+                     "none of them");
+  if (seen("--input")) o.input = attn::cli::load_input(raw.input, allow_nonfinite);
   // Files are read only for a lesson that takes them (the others refuse the option by name).
   if (seen("--weights") && (lesson.options & attn::kWeights)) {
     o.weights_dir = raw.weights;
-    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights);
+    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite);
+    attn::cli::refuse_unused_weights(lesson.name, raw.weights);
   }
   if (seen("--states") && (lesson.options & attn::kStates)) {
     o.states_dir = raw.states;
-    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states);
+    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states, allow_nonfinite);
   }
   if (seen("--weights-layout")) {
     if (raw.weights_layout != "math" && raw.weights_layout != "torch")
@@ -143,6 +150,10 @@ std::string parse_error_text(const CLI::ParseError& e) {
     return "missing exercise name (exercise: a name from 'attn exercises' vs nothing)";
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
     const std::string flag = what.substr(0, what.find(':'));
+    // "--seed: At Most 1 required but received 2": the option was repeated, not left empty.
+    const auto received = what.find("received ");
+    if (what.find("At Most 1") != std::string::npos && received != std::string::npos)
+      return flag + " was given more than once (" + flag + ": once vs " + what.substr(received + 9) + " times)";
     return flag + " needs a value (" + flag + ": a value vs nothing)";
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
@@ -201,6 +212,7 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   attn::cli::OutputOptions output;
   output.precision = opts.precision;
   output.shapes_only = opts.shapes_only;
+  output.dump = cmd.get_option("--dump")->count() > 0;
   output.dump_dir = raw.dump;
   if (cmd.get_option("--format")->count()) output.format = raw.format;
   output.command = command_line;
@@ -214,6 +226,11 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // half-way leaves stdout empty.
   attn::report::Report report;
   lesson->run(opts, report);
+  // --allow-nonfinite: the first stage says where the kept NaN and inf are.
+  // The report owns its stages (not const); Report only hands them out read-only.
+  if (!report.stages().empty())
+    for (const auto& note : attn::cli::nonfinite_notes(opts))
+      const_cast<attn::report::Stage&>(report.stages().front()).note(note);
 
   attn::cli::render(report, output);
 
@@ -277,6 +294,7 @@ int main(int argc, char** argv) {
   lesson->add_option("--svg", raw.svg, "Write each attention matrix as an SVG heatmap into DIR (created if missing)")->type_name("DIR");
   lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
   lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
+  lesson->add_flag("--allow-nonfinite", raw.allow_nonfinite, "Keep NaN and inf found in --input, --weights or --states (refused by default)");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
   // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
   for (const auto& o : attn::declared_lesson_options()) {

@@ -13,7 +13,9 @@ namespace attn::cli {
 void check_output(const OutputOptions& options) {
   if (options.format != "text" && options.format != "json")
     throw UsageError("unknown --format", "--format", "text or json", "'" + options.format + "'");
-  if (!options.dump_dir.empty()) {
+  if (options.dump && options.dump_dir.empty())
+    throw UsageError("--dump needs a directory", "--dump", "a new or empty directory", "an empty path");
+  if (options.dump) {
     try {
       report::check_dump_target(options.dump_dir);
     } catch (const std::exception& e) {
@@ -25,7 +27,7 @@ void check_output(const OutputOptions& options) {
 
 void render(const report::Report& report, const OutputOptions& options) {
   const std::vector<std::string> pictures = write_pictures(report, options);
-  if (!options.dump_dir.empty()) {
+  if (options.dump) {
     try {
       report::write_dump(report, options.command, options.dump_dir);
     } catch (const std::exception& e) {

@@ -11,7 +11,8 @@ namespace attn::cli {
 struct OutputOptions {
   int precision = 4;
   bool shapes_only = false;
-  std::string dump_dir;        // --dump DIR: .npy files and manifest.json, "" for none
+  bool dump = false;           // --dump DIR was given
+  std::string dump_dir;        // --dump DIR: .npy files and manifest.json
   std::string format = "text"; // --format text|json
   std::string command;         // the command line, recorded in manifests
   // Pictures (cli/pictures.hpp, docs/pictures.md).

@@ -1,8 +1,12 @@
 #include "io/npy.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace attn {
@@ -45,7 +49,7 @@ Shape parse_shape(const std::string& tuple, const std::string& path) {
     std::size_t e = item.find_last_not_of(' ');
     const std::string digits = item.substr(b, e - b + 1);
     if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
-      fail(path, "malformed shape " + tuple + " in header");
+      fail(path, "malformed shape " + escaped_for_message(tuple, 40) + " in header");
     shape.push_back(static_cast<std::size_t>(std::stoull(digits)));
   }
   return shape;
@@ -76,10 +80,10 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
   std::size_t item = 0;
   if (descr == "'<f4'") item = 4;
   else if (descr == "'<f8'") item = 8;
-  else fail(path, "dtype " + descr + " is not supported (expected float32 '<f4' or float64 '<f8')");
+  else fail(path, "dtype " + escaped_for_message(descr, 24) + " is not supported (expected float32 '<f4' or float64 '<f8')");
 
   const std::string order = dict_value(header, "fortran_order", path);
-  if (order != "False" && order != "True") fail(path, "malformed fortran_order " + order);
+  if (order != "False" && order != "True") fail(path, "malformed fortran_order " + escaped_for_message(order, 24));
   const bool fortran = order == "True";
 
   const std::string tuple = dict_value(header, "shape", path);
@@ -108,7 +112,12 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
     } else {
       double d;
       std::memcpy(&d, src + 8 * i, 8);
-      raw[i] = static_cast<float>(d);
+      // A float64 beyond float32's range becomes inf, as NumPy's astype gives (the cast itself
+      // would be undefined behaviour); the caller refuses it with the other non-finite values.
+      if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max()))
+        raw[i] = d > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+      else
+        raw[i] = static_cast<float>(d);
     }
   }
   if (!fortran || out.shape.size() < 2) {
@@ -131,7 +140,72 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
   return out;
 }
 
+std::string escaped_for_message(const std::string& text, std::size_t limit, bool escape_quotes) {
+  std::string out;
+  std::size_t shown = 0;
+  for (const char ch : text) {
+    if (shown == limit) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c > 0x7e || c == '\\' || (escape_quotes && c == '\'')) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+    ++shown;
+  }
+  return out;
+}
+
+std::string not_a_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::regular) return "";
+  if (st.type() == fs::file_type::not_found) return "no such file";
+  if (st.type() == fs::file_type::directory) return "a directory, not a file";
+  if (ec) return "cannot be read (" + ec.message() + ")";
+  return "not a regular file";
+}
+
+NonFinite find_nonfinite(const std::vector<float>& values, std::size_t keep) {
+  NonFinite nf;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) {
+      if (nf.first.size() < keep) nf.first.push_back(i);
+      ++nf.count;
+    }
+  return nf;
+}
+
+std::string index_str(const Shape& shape, std::size_t flat) {
+  if (shape.empty()) return "[]";
+  std::vector<std::size_t> idx(shape.size(), 0);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 0) break;
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+std::string value_str(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
 NpyArray read_npy(const std::string& path) {
+  // Opening a FIFO would block and a directory "opens"; only a regular file is read.
+  if (const std::string problem = not_a_file(path); !problem.empty()) fail(path, problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError(path + ": cannot open file");
   in.seekg(0, std::ios::end);

@@ -28,8 +28,27 @@ constexpr std::size_t kNpyMaxElements = std::size_t{1} << 28;
 
 // Accepts little-endian float32 ('<f4') and float64 ('<f8'), C or Fortran order, .npy versions
 // 1.0, 2.0 and 3.0. Throws NpyError naming the path and what was expected.
+// A path that is not a regular file (a directory, a FIFO, a device) is refused before it is opened.
 NpyArray read_npy(const std::string& path);
 NpyArray parse_npy(const std::string& bytes, const std::string& path_for_errors);
+
+// Non-finite values (NaN, inf, -inf) of a C-order array: how many, and the first few.
+struct NonFinite {
+  std::size_t count = 0;
+  std::vector<std::size_t> first;  // C-order indices of the first `keep` of them
+};
+NonFinite find_nonfinite(const std::vector<float>& values, std::size_t keep = 3);
+// "[1, 2]": the index of the C-order element `flat` in an array of `shape` (0-based, as x[1, 2]).
+std::string index_str(const Shape& shape, std::size_t flat);
+// "nan", "inf", "-inf", or the value as printf's %g gives it.
+std::string value_str(float v);
+// "what is not a regular file", or "" for a regular file: "'x' is a directory", "no such file".
+std::string not_a_file(const std::string& path);
+
+// Bytes from a file, fit for a one-line error message: at most `limit` characters (then "..."),
+// control bytes, bytes above 0x7e and backslashes (and single quotes when `escape_quotes`)
+// written as \xNN, so that an escape sequence never reaches the terminal.
+std::string escaped_for_message(const std::string& text, std::size_t limit, bool escape_quotes = false);
 
 // float32, C order, version 1.0 header padded to 64 bytes as NumPy writes it.
 std::string encode_npy(const Shape& shape, const float* values);

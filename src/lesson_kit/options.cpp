@@ -113,7 +113,8 @@ bool is_shared_flag(const std::string& flag) {
   // The flags of `attn lesson` outside the OptionBit mask (src/cli/main.cpp).
   static const char* const others[] = {"--precision", "--shapes-only", "--no-causal", "--weights-layout",
                                        "--dump",      "--format",      "--preset",    "--step",
-                                       "--color",     "--svg",         "--values",    "--help"};
+                                       "--color",     "--svg",         "--values",    "--help",
+                                       "--allow-nonfinite"};
   for (const char* o : others)
     if (flag == o) return true;
   return false;

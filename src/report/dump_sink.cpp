@@ -13,9 +13,21 @@ namespace fs = std::filesystem;
 
 namespace attn::report {
 
+namespace {
+
+// "out/" and "out//" name the directory "out": without this, the path's last component is empty
+// and the dump would be staged beside a parent that does not exist.
+fs::path without_trailing_slash(const std::string& dir) {
+  fs::path p(dir);
+  while (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
+  return p;
+}
+
+}  // namespace
+
 void check_dump_target(const std::string& dir) {
   std::error_code ec;
-  const fs::path target(dir);
+  const fs::path target = without_trailing_slash(dir);
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec)) throw std::runtime_error("exists and is not a directory");
     if (!fs::is_empty(target, ec)) throw std::runtime_error("exists and is not empty (attn never overwrites a dump)");
@@ -42,7 +54,7 @@ struct TempDir {
 
 void write_dump(const Report& report, const std::string& command, const std::string& dir) {
   check_dump_target(dir);
-  const fs::path target = fs::absolute(fs::path(dir));
+  const fs::path target = fs::absolute(without_trailing_slash(dir));
   TempDir tmp{target.parent_path() / (target.filename().string() + ".tmp-" + std::to_string(::getpid()))};
   fs::remove_all(tmp.path);
   fs::create_directory(tmp.path);

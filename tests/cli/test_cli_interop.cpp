@@ -184,7 +184,8 @@ TEST_CASE("--input: .npy and text files set the sizes; broken files are refused 
       {{"--input", (tmp.path / "x.json").string()}, ".npy, .csv, .tsv or .txt"},
       {{"--input", (tmp.path / "missing.npy").string()}, "no such file"},
       {{"--input", (tmp.path / "x.npy").string(), "--d-in", "3"}, "--d-in disagrees with --input"},
-      {{"--weights", (tmp.path / "nowhere").string()}, "not a directory"},
+      {{"--weights", (tmp.path / "nowhere").string()}, "no such directory"},
+      {{"--weights", (tmp.path / "x.npy").string()}, "not a directory"},
       {{"--weights", tmp.path.string()}, "W_query.npy, W_key.npy, W_value.npy"},
       {{"--weights-layout", "torch"}, "--weights-layout needs --weights"},
       {{"--format", "yaml"}, "text or json"},
@@ -375,4 +376,177 @@ TEST_CASE("the RNN lessons refuse missing, misshaped and conflicting tensors in 
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
     CHECK(bad.err.find(c.says) != std::string::npos);
   }
+}
+
+namespace {
+
+// One refusal: status 2, nothing on stdout, one line on stderr that holds every piece of `says`.
+void check_refused(const std::vector<std::string>& args, const std::vector<std::string>& says) {
+  std::vector<std::string> full = {"lesson"};
+  full.insert(full.end(), args.begin(), args.end());
+  const auto bad = attn_run(full);
+  std::string joined;
+  for (const auto& a : args) joined += a + " ";
+  CAPTURE(joined);
+  CAPTURE(bad.err);
+  CHECK(bad.status == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.rfind("attn: error: ", 0) == 0);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  for (const auto& piece : says) CHECK(bad.err.find(piece) != std::string::npos);
+}
+
+// Every run of white space (the wrapping of notes) as one space.
+std::string one_spaced(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const bool blank = c == ' ' || c == '\n';
+    if (blank && !out.empty() && out.back() == ' ') continue;
+    out += blank ? ' ' : c;
+  }
+  return out;
+}
+
+std::string npy_of(const attn::Shape& shape, const std::vector<float>& values) {
+  return attn::encode_npy(shape, values.data());
+}
+
+std::string npy_f8(const std::string& shape, const std::vector<double>& values) {
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("non-finite values in --input, --weights and --states are refused, naming the file, the position and the value") {
+  TempDir tmp;
+  const float nan = std::nanf(""), inf = INFINITY;
+  write_file(tmp.path / "nan.npy", npy_of({2, 3}, {0.1f, 0.2f, 0.3f, 0.4f, nan, 0.6f}));
+  write_file(tmp.path / "inf.npy", npy_of({1, 2, 3}, {0.1f, 0.2f, 0.3f, -inf, 0.5f, inf}));
+  write_file(tmp.path / "big.npy", npy_f8("(2, 3)", {0.1, 0.2, 1e300, 0.4, 0.5, 0.6}));
+  write_file(tmp.path / "big.csv", "0.1, 0.2, 0.3\n0.4, 1e39, 0.6\n");
+  write_file(tmp.path / "hex.csv", "0.1 0x1p302 0.3\n");
+  write_file(tmp.path / "nan.csv", "0.1 0.2 0.3\n0.4 nan 0.6\n");
+  fs::create_directories(tmp.path / "w");
+  const std::vector<float> good(6, 0.25f);
+  write_file(tmp.path / "w" / "W_query.npy", npy_of({3, 2}, good));
+  write_file(tmp.path / "w" / "W_key.npy", npy_of({3, 2}, {0.1f, 0.2f, 0.3f, inf, 0.5f, 0.6f}));
+  write_file(tmp.path / "w" / "W_value.npy", npy_of({3, 2}, good));
+  fs::create_directories(tmp.path / "st");
+  write_file(tmp.path / "st" / "H.npy", npy_of({2, 2}, {0.1f, 0.2f, 0.3f, 0.4f}));
+  write_file(tmp.path / "st" / "s.npy", npy_of({2}, {nan, 0.2f}));
+  const std::string d = tmp.path.string();
+
+  check_refused({"causal", "--input", d + "/nan.npy"},
+                {"--input " + d + "/nan.npy holds a non-finite value", "finite numbers (or --allow-nonfinite) vs nan at [1, 1]"});
+  check_refused({"causal", "--input", d + "/inf.npy"}, {"holds 2 non-finite values", "-inf at [0, 1, 0], the first of 2"});
+  check_refused({"causal", "--input", d + "/big.npy"}, {"inf at [0, 2]"});  // float64 beyond float32
+  check_refused({"causal", "--input", d + "/big.csv"}, {"big.csv: line 2, column 2: '1e39' overflows float32"});
+  check_refused({"causal", "--input", d + "/hex.csv"}, {"line 1, column 2: '0x1p302' overflows float32"});
+  check_refused({"causal", "--input", d + "/nan.csv"}, {"line 2, column 2: 'nan' is not a finite number"});
+  check_refused({"self-attention", "--weights", d + "/w"}, {"--weights " + d + "/w/W_key.npy holds a non-finite value", "inf at [1, 1]"});
+  check_refused({"bahdanau", "--states", d + "/st"}, {"--states " + d + "/st/s.npy holds a non-finite value", "nan at [0]"});
+}
+
+TEST_CASE("--allow-nonfinite passes NaN and inf through, and the first stage says where they are") {
+  TempDir tmp;
+  const float nan = std::nanf("");
+  write_file(tmp.path / "x.npy", npy_of({2, 3}, {0.1f, 0.2f, 0.3f, 0.4f, nan, 0.6f}));
+  write_file(tmp.path / "x.csv", "0.1, 0.2, 0.3\n0.4, 1e39, -inf\n");
+  const auto npy = attn_run({"lesson", "causal", "--input", (tmp.path / "x.npy").string(), "--allow-nonfinite"});
+  CAPTURE(npy.err);
+  // Accepted: the NaN reaches the softmax, so the lesson's own checks fail (status 3), as they should.
+  CHECK(npy.status == 3);
+  const std::string out = one_spaced(npy.out);
+  const auto stage2 = out.find("[2/");
+  const auto note = out.find("holds 1 non-finite value (kept by --allow-nonfinite): nan at [1, 1]. It spreads");
+  CHECK(note != std::string::npos);
+  CHECK(note < stage2);  // in the first stage
+  CHECK(out.find("[0.4000, nan, 0.6000]") != std::string::npos);  // the value itself went through
+  const auto csv = attn_run({"lesson", "self-attention", "--input", (tmp.path / "x.csv").string(), "--allow-nonfinite"});
+  CHECK(csv.status != 2);
+  CHECK(one_spaced(csv.out).find("holds 2 non-finite values (kept by --allow-nonfinite): inf at [1, 1], -inf at [1, 2]. They spread") !=
+        std::string::npos);
+  // Without a file to apply to, the flag is refused like any option that would do nothing.
+  check_refused({"causal", "--allow-nonfinite"}, {"--allow-nonfinite has no file to apply to"});
+}
+
+TEST_CASE("weights with no values, and biases a lesson would ignore, are refused") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "zero");
+  for (const char* n : {"W_query", "W_key", "W_value"}) write_file(tmp.path / "zero" / (std::string(n) + ".npy"), npy_of({3, 0}, {}));
+  check_refused({"self-attention", "--weights", (tmp.path / "zero").string()}, {"W_query.npy holds no values", "every axis at least 1 vs (3, 0)"});
+  check_refused({"heads", "--weights", (tmp.path / "zero").string()}, {"W_query.npy holds no values"});
+
+  fs::create_directories(tmp.path / "bias");
+  const std::vector<float> w(6, 0.5f);
+  for (const char* n : {"W_query", "W_key", "W_value"}) write_file(tmp.path / "bias" / (std::string(n) + ".npy"), npy_of({3, 2}, w));
+  write_file(tmp.path / "bias" / "W_key_bias.npy", npy_of({2}, {0.1f, 0.2f}));
+  for (const char* lesson : {"self-attention", "causal"})
+    check_refused({lesson, "--weights", (tmp.path / "bias").string()},
+                  {std::string(lesson) + " does not use W_key_bias.npy (it has no biases); the heads lesson takes it",
+                   "W_query.npy, W_key.npy, W_value.npy vs"});
+  // Without the bias the same directory is taken.
+  fs::remove(tmp.path / "bias" / "W_key_bias.npy");
+  CHECK(attn_run({"lesson", "causal", "--weights", (tmp.path / "bias").string()}).status == 0);
+  write_file(tmp.path / "bias" / "out_proj.npy", npy_of({2, 2}, {1, 0, 0, 1}));
+  check_refused({"causal", "--weights", (tmp.path / "bias").string()}, {"causal does not use out_proj.npy; the heads lesson takes it"});
+}
+
+TEST_CASE("files and directories: misleading messages corrected") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "dir.npy");
+  check_refused({"causal", "--input", (tmp.path / "dir.npy").string()}, {"(a directory, not a file)"});
+  check_refused({"causal", "--input", (tmp.path / "none.csv").string()}, {"(no such file)"});
+  fs::create_directories(tmp.path / "w" / "W_query.npy");
+  check_refused({"causal", "--weights", (tmp.path / "w").string()}, {"W_query.npy: a directory, not a file"});
+  check_refused({"causal", "--seed", "1", "--seed", "2"}, {"--seed was given more than once (--seed: once vs 2 times)"});
+  check_refused({"causal", "--seed"}, {"--seed needs a value"});
+}
+
+TEST_CASE("--dump: a trailing slash names the same directory, an empty path is refused like --svg") {
+  TempDir tmp;
+  const auto slash = attn_run({"lesson", "causal", "--dump", (tmp.path / "out").string() + "/"});
+  CAPTURE(slash.err);
+  CHECK(slash.status == 0);
+  CHECK(fs::exists(tmp.path / "out" / "manifest.json"));
+  fs::create_directories(tmp.path / "empty");
+  CHECK(attn_run({"lesson", "causal", "--dump", (tmp.path / "empty").string() + "//"}).status == 0);
+  CHECK(fs::exists(tmp.path / "empty" / "manifest.json"));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path)) ++entries;
+  CHECK(entries == 2);  // out, empty: no temporary directory left beside them
+  check_refused({"causal", "--dump", ""}, {"--dump needs a directory (--dump: a new or empty directory vs an empty path)"});
+  check_refused({"causal", "--svg", ""}, {"--svg", "vs an empty path"});
+}
+
+TEST_CASE("CSV through --input: empty fields, NUL bytes, a byte-order mark, and bad values quoted short and escaped") {
+  TempDir tmp;
+  const std::string d = tmp.path.string();
+  write_file(tmp.path / "gaps.csv", "1,,3\n4,,6\n");
+  write_file(tmp.path / "nul.csv", std::string("1,2\n3,4\0\n", 9));
+  write_file(tmp.path / "bom.csv", "\xEF\xBB\xBF" "0.1,0.2,0.3\n0.4,0.5,0.6\n");
+  write_file(tmp.path / "long.csv", "1," + std::string(1 << 20, '7') + "x\n");
+  write_file(tmp.path / "esc.csv", "1,\x1b[31mred\x07\n");
+  check_refused({"causal", "--input", d + "/gaps.csv"}, {"gaps.csv: line 1, column 2: empty field"});
+  check_refused({"causal", "--input", d + "/nul.csv"}, {"line 2, column 2: '4\\x00' is not a number"});
+  const auto bom = attn_run({"lesson", "causal", "--input", d + "/bom.csv"});
+  CHECK(bom.status == 0);
+  CHECK(bom.out.find("shape (2, 3)") != std::string::npos);
+  const auto longer = attn_run({"lesson", "causal", "--input", d + "/long.csv"});
+  CHECK(longer.status == 2);
+  CHECK(longer.err.size() < 200);
+  CHECK(longer.err.find("'777777777777777777777777...' is not a number") != std::string::npos);
+  const auto esc = attn_run({"lesson", "causal", "--input", d + "/esc.csv"});
+  CHECK(esc.status == 2);
+  CHECK(esc.err.find('\x1b') == std::string::npos);
+  CHECK(esc.err.find('\x07') == std::string::npos);
+  CHECK(esc.err.find("'\\x1b[31mred\\x07' is not a number") != std::string::npos);
 }
