@@ -1,0 +1,277 @@
+// Lesson: rotary position embeddings (RoPE; Su et al. 2021, RoFormer; Llama's Hugging Face
+// implementation, LlamaRotaryEmbedding and rotate_half).
+//
+// Instead of adding a position vector to x, RoPE rotates every query and key, pair of dimensions
+// by pair of dimensions, by an angle proportional to the token's position. A rotation by the
+// query's position followed by the inverse rotation by the key's position is a rotation by their
+// difference, so q_rope . k_rope depends on the distance between the tokens, not on where the
+// sequence starts. The lesson measures that (shift every position, compare the scores) and the
+// other promises: rotations keep lengths, and the two conventions (Llama's rotate_half pairs
+// (i, i + d_k/2), RoFormer / GPT-J pairs (2i, 2i + 1)) differ only by a permutation.
+//
+// Legend: T tokens, d_k head width (even), P = d_k / 2 pairs, s the shift of every position.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <xtensor/xview.hpp>
+
+#include "core/generator.hpp"
+#include "core/matmul.hpp"
+#include "core/rope.hpp"
+#include "lesson_kit/checks.hpp"
+#include "lesson_kit/inputs.hpp"
+#include "lesson_kit/recipe.hpp"
+#include "lesson_kit/registry.hpp"
+
+namespace attn {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// (T, d_k) -> (1, 1, T, d_k): the core works on (B, h, T, d_k).
+Ten4 as4(const Mat& m) {
+  Ten4 out = xt::empty<float>({std::size_t{1}, std::size_t{1}, m.shape()[0], m.shape()[1]});  // (1, 1, T, d_k)
+  std::copy(m.begin(), m.end(), out.begin());
+  return out;
+}
+
+// (1, 1, T, d_k) -> (T, d_k)
+Mat as2(const Ten4& t) {
+  Mat out = xt::empty<float>({t.shape()[2], t.shape()[3]});  // (T, d_k)
+  std::copy(t.begin(), t.end(), out.begin());
+  return out;
+}
+
+// Euclidean length of every row: (T, d) -> (T,)
+Vec row_norms(const Mat& m) {
+  Vec out = xt::zeros<float>({m.shape()[0]});  // (T,)
+  for (std::size_t r = 0; r < m.shape()[0]; ++r) {
+    double s = 0.0;
+    for (std::size_t c = 0; c < m.shape()[1]; ++c) s += static_cast<double>(m(r, c)) * m(r, c);
+    out(r) = static_cast<float>(std::sqrt(s));
+  }
+  return out;
+}
+
+// A bound rounded up to one significant digit, so it reads as a bound.
+double round_up(double raw) {
+  if (!(raw > 0.0)) return raw;
+  const double unit = std::pow(10.0, std::floor(std::log10(raw)));
+  return std::ceil(raw / unit) * unit;
+}
+
+// theta as the reproduce lines and the setting write it: an integral value as its exact digits
+// ("10000", "500000"), any other as the shortest literal Python turns back into the same float32.
+std::string theta_literal(float theta) {
+  if (theta == std::floor(theta) && theta < 1e15f) return std::to_string(static_cast<long long>(theta));
+  return recipe::float_literal(theta);
+}
+
+std::string f(double v, int decimals) { return report::fixed(v, decimals); }
+
+}  // namespace
+
+void lesson_rope(const LessonOptions& opts, report::Report& out) {
+  const std::uint64_t seed = opts.seed.value_or(0);
+  const std::size_t T = size_option(opts.seq_len, 6, "--seq-len");
+  const std::int64_t d_k_in = opts.integer("--d-k");
+  if (d_k_in % 2 != 0)
+    throw UsageError("--d-k must be even: RoPE rotates pairs of dimensions", "--d-k", "an even number",
+                     std::to_string(d_k_in));
+  const std::size_t d_k = static_cast<std::size_t>(d_k_in);
+  const std::size_t P = d_k / 2;
+  const float theta = static_cast<float>(opts.number("--theta"));
+  const std::size_t shift = static_cast<std::size_t>(opts.integer("--shift"));
+  check_size("q and k", {T, d_k}, opts.shapes_only, "--seq-len, --d-k");
+  check_size("scores", {T, T}, opts.shapes_only, "--seq-len");
+
+  // Row labels: the book's tokens, then tok7, tok8, ... (the position is the row index 0..T-1).
+  report::Labels tok;
+  for (std::size_t t = 0; t < T; ++t)
+    tok.push_back(t < book_tokens().size() ? book_tokens()[t] : "tok" + std::to_string(t + 1));
+  report::Labels pos_labels;  // "pos 0", "pos 1", ... for the tables
+  for (std::size_t t = 0; t < T; ++t) pos_labels.push_back("pos " + std::to_string(t));
+
+  // Inputs: q and k uniform in [-1, 1), drawn as torch.rand(T, d_k) * 2 - 1.
+  TorchGenerator gen(seed);
+  recipe::Recipe steps;
+  steps.seed(gen, seed);
+  steps.add(recipe::Rand{"q", T, d_k});
+  const Mat q = gen.rand(T, d_k) * 2.0f - 1.0f;  // (T, d_k)
+  steps.add(recipe::Rand{"k", T, d_k});
+  const Mat k = gen.rand(T, d_k) * 2.0f - 1.0f;  // (T, d_k)
+
+  const std::string Ts = std::to_string(T), dks = std::to_string(d_k), Ps = std::to_string(P);
+  std::vector<std::string> lines = steps.lines();
+  lines.push_back("q = q * 2 - 1; k = k * 2 - 1");
+  lines.push_back("inv_freq = 1.0 / (" + theta_literal(theta) + " ** (torch.arange(0, " + dks + ", 2).float() / " + dks + "))");
+  lines.push_back("angles = torch.outer(torch.arange(" + Ts + ").float(), inv_freq)");
+  lines.push_back("emb = torch.cat((angles, angles), dim=-1); cos, sin = emb.cos(), emb.sin()");
+  lines.push_back("rotate_half = lambda x: torch.cat((-x[..., " + Ps + ":], x[..., :" + Ps + "]), dim=-1)");
+  lines.push_back("q_rope = q * cos + rotate_half(q) * sin; k_rope = k * cos + rotate_half(k) * sin");
+  lines.push_back("scores = q_rope @ k_rope.T");
+  out.header = {"rope", "Rotary position embeddings",
+                "Su et al. 2021 (RoFormer); Llama's Hugging Face LlamaRotaryEmbedding",
+                {"seed " + std::to_string(seed), "T " + Ts, "d_k " + dks, "theta " + theta_literal(theta),
+                 "shift " + std::to_string(shift)},
+                lines};
+
+  {
+    auto& s = out.stage("Queries and keys", "q = torch.rand(T, d_k) * 2 - 1;  k = torch.rand(T, d_k) * 2 - 1");
+    s.show("q", q, tok).show("k", k, tok);
+    s.note("In a model q and k come out of W_query and W_key for one head; here they are drawn directly, "
+           "uniform in [-1, 1), so that the lesson is about positions only. Row p is the token at "
+           "position p (0.." + std::to_string(T - 1) + ").");
+  }
+
+  const RopeTables tab = rope_tables(T, d_k, theta);  // inv_freq (P,), angles (T, P), cos / sin (T, d_k)
+  {
+    auto& s = out.stage("Frequencies, angles, cos and sin tables",
+                        "inv_freq[i] = theta^(-2i/d_k);  angles[p, i] = p * inv_freq[i];  "
+                        "cos = cos(cat(angles, angles)), sin likewise");
+    s.show("inv_freq", tab.inv_freq).show("angles", tab.angles, pos_labels).show("cos", tab.cos, pos_labels)
+        .show("sin", tab.sin, pos_labels);
+    s.note((P == 1 ? std::string("With d_k = 2 there is one pair, turning ") + f(tab.inv_freq(0), 4) + " rad per token."
+                   : "Pair 0 turns " + f(tab.inv_freq(0), 4) + " rad per token, pair " + std::to_string(P - 1) +
+                         " only " + report::scientific(tab.inv_freq(P - 1), 2) +
+                         " rad: the frequencies fall geometrically from 1 to theta^(-(d_k-2)/d_k).") +
+           " Hugging Face stores cat(angles, angles), so dimensions i and i + " + Ps +
+           " share one angle; row 0 is position 0, where cos is 1 and sin is 0: the first token is not turned.");
+  }
+
+  const Ten4 q4 = as4(q), k4 = as4(k);                              // (1, 1, T, d_k)
+  const Mat q_half = as2(rotate_half(q4));                          // (T, d_k)
+  const Mat q_rope = as2(apply_rope(q4, tab, RopeStyle::half));     // (T, d_k)
+  const Mat k_rope = as2(apply_rope(k4, tab, RopeStyle::half));     // (T, d_k)
+  {
+    auto& s = out.stage("Rotate q and k (Llama / Hugging Face)",
+                        "rotate_half(x) = cat(-x[..., P:], x[..., :P]);  x_rope = x * cos + rotate_half(x) * sin");
+    s.in("q", q).in("k", k).in("cos", tab.cos).in("sin", tab.sin);
+    s.show("rotate_half(q)", q_half, tok).show("q_rope", q_rope, tok).show("k_rope", k_rope, tok);
+    const Mat direct = q * tab.cos + q_half * tab.sin;  // (T, d_k), the equation written out
+    check_identical(s, "q_rope is q * cos + rotate_half(q) * sin, as written", q_rope, direct);
+    const Mat row0 = xt::view(q_rope, xt::range(0, 1), xt::all());  // (1, d_k)
+    const Mat q0 = xt::view(q, xt::range(0, 1), xt::all());         // (1, d_k)
+    check_identical(s, "row 0 (position 0) comes out unchanged", row0, q0);
+    s.note("For each pair (i, i + " + Ps + ") this is the 2-d rotation (a, b) -> (a cos - b sin, a sin + b cos) "
+           "by angles[p, i]. Row " + std::to_string(T - 1) + " of q moved by max |q_rope - q| = " +
+           f(max_abs_diff(xt::view(q_rope, T - 1), xt::view(q, T - 1)), 4) + ".");
+  }
+
+  {
+    auto& s = out.stage("The interleaved convention (RoFormer / GPT-J)",
+                        "pairs (2i, 2i+1) instead of (i, i+P):  x_int = half_to_interleaved(x);  "
+                        "rope_int(x_int) = half_to_interleaved(rope_half(x))");
+    const Ten4 q_int4 = half_to_interleaved(q4);                                  // (1, 1, T, d_k)
+    const Mat q_int = as2(q_int4);                                                // (T, d_k)
+    const Mat q_int_rope = as2(apply_rope(q_int4, tab, RopeStyle::interleaved));  // (T, d_k)
+    const Mat back = as2(interleaved_to_half(as4(q_int_rope)));                   // (T, d_k)
+    const Mat k_int_rope = as2(apply_rope(half_to_interleaved(k4), tab, RopeStyle::interleaved));  // (T, d_k)
+    const Mat scores_int = matmul_bt(q_int_rope, k_int_rope);  // (T, d_k) @ (d_k, T) -> (T, T)
+    const Mat scores_half = matmul_bt(q_rope, k_rope);         // (T, d_k) @ (d_k, T) -> (T, T)
+    s.show("q_int", q_int, tok).show("q_int_rope", q_int_rope, tok);
+    check_close(s, "interleaved RoPE on the permuted q, permuted back, equals q_rope", back, q_rope);
+    check_close(s, "both conventions give the same scores (a permutation keeps dot products)", scores_int,
+                scores_half);
+    const Mat same_q_int = as2(apply_rope(q4, tab, RopeStyle::interleaved));  // (T, d_k), q not permuted
+    const double d = max_abs_diff(same_q_int, q_rope);
+    s.note(P == 1 ? std::string("With d_k = 2 there is one pair, (0, 1), in both conventions: they coincide.")
+                  : "Applied to the same unpermuted q, the interleaved rotation gives other numbers (max |diff| = " +
+                        f(d, 4) + " against q_rope): a checkpoint trained with one convention needs its W_query "
+                        "and W_key rows permuted to run with the other, which is what Hugging Face's Llama "
+                        "conversion script does.");
+  }
+
+  const Mat scores = matmul_bt(q_rope, k_rope);  // (T, d_k) @ (d_k, T) -> (T, T)
+  {
+    auto& s = out.stage("Scores after RoPE", "scores = q_rope @ k_rope^T");
+    s.in("q_rope", q_rope).in("k_rope", k_rope);
+    s.show("scores", scores, tok, tok);
+    const Mat plain_scores = matmul_bt(q, k);  // (T, d_k) @ (d_k, T) -> (T, T)
+    s.note("Entry [0, 0] pairs two unrotated vectors, so it equals (q @ k^T)[0, 0] = " + f(plain_scores(0, 0), 4) +
+           "; entry [i, j] sees q_i turned by position i and k_j by position j, which is the same as q_i turned "
+           "by i - j against an unturned k_j. Without RoPE these scores would not depend on position at all.");
+  }
+
+  {
+    auto& s = out.stage("Shift every position: the scores do not change",
+                        "positions s .. s + T - 1:  scores_shifted = rope(q, s + p) @ rope(k, s + p)^T == scores");
+    const RopeTables tab_s = rope_tables(T, d_k, theta, shift);          // positions shift .. shift + T - 1
+    const Mat q_s = as2(apply_rope(q4, tab_s, RopeStyle::half));         // (T, d_k)
+    const Mat k_s = as2(apply_rope(k4, tab_s, RopeStyle::half));         // (T, d_k)
+    const Mat scores_s = matmul_bt(q_s, k_s);                            // (T, d_k) @ (d_k, T) -> (T, T)
+    s.show("q_rope_shifted", q_s, tok).show("scores_shifted", scores_s, tok, tok);
+    // The bound: float32 rounding of the scores (check_close's bound), plus the rounding of the
+    // angles themselves. An angle near A is stored within 2^-24 A, and a rotation off by e moves a
+    // vector by at most e times its length; q and k, shifted and not, each carry one such error.
+    const Vec nq = row_norms(q), nk = row_norms(k);  // (T,) each
+    const double max_angle = static_cast<double>(shift + T - 1) * tab.inv_freq(0);
+    const double angle_term = 4.0 * std::ldexp(max_angle, -24) * xt::amax(nq)() * xt::amax(nk)();
+    s.check("shifting every position by " + std::to_string(shift) + " leaves every score unchanged", "max |diff|",
+            max_abs_diff(scores_s, scores), Relation::AtMost, round_up(rounding_tolerance(scores) + angle_term));
+    const double diff_s = max_abs_diff(scores_s, scores), plain_bound = rounding_tolerance(scores);
+    if (diff_s > plain_bound)
+      s.note("The scores moved by " + report::scientific(diff_s, 2) + ", more than float32 rounding of the scores "
+             "alone (" + report::scientific(plain_bound, 0) + "): at positions up to " +
+             std::to_string(shift + T - 1) + " the float32 angle p * inv_freq is itself off by up to " +
+             report::scientific(std::ldexp(max_angle, -24), 2) + " rad, which the bound allows for. In exact "
+             "arithmetic the shift changes nothing.");
+    check_close(s, "rotation keeps the length of every query (||q_rope|| = ||q||)", row_norms(q_rope), nq);
+    check_close(s, "rotation keeps the length of every key (||k_rope|| = ||k||)", row_norms(k_rope), nk);
+    check_close(s, "shifted rotation keeps the length of every query too", row_norms(q_s), nq);
+    const double moved = max_abs_diff(q_s, q_rope);
+    s.note(moved == 0.0 ? std::string("With shift 0 the positions did not move, so this stage shows nothing new: "
+                                      "try --shift 5.")
+                        : "The rotated vectors themselves did change (max |q_rope_shifted - q_rope| = " + f(moved, 4) +
+           "): what survives the shift is each dot product, because it depends only on i - j. This is why a "
+           "model can use a KV cache of rotated keys and why absolute position is invisible to the scores.");
+  }
+
+  {
+    auto& s = out.stage("Wavelengths: how far each pair can tell positions apart",
+                        "wavelength[i] = 2 pi / inv_freq[i] = 2 pi theta^(2i/d_k)  (tokens per full turn)");
+    std::vector<std::size_t> pairs = {0, P / 2, P - 1};
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i : pairs) {
+      const double w = 2.0 * kPi / tab.inv_freq(i);
+      rows.push_back({std::to_string(i), "(" + std::to_string(i) + ", " + std::to_string(i + P) + ")",
+                      report::scientific(tab.inv_freq(i), 3), f(w, 1),
+                      f(static_cast<double>(T - 1) / w, 3)});
+    }
+    s.table({"pair", "dims (half)", "inv_freq", "wavelength (tokens)", "turns over positions 0.." + std::to_string(T - 1)},
+            rows);
+    const double w_first = 2.0 * kPi / tab.inv_freq(0);
+    const double w_last = 2.0 * kPi / tab.inv_freq(P - 1);
+    const double w_llama3 = 2.0 * kPi / rope_inv_freq(d_k, 500000.0f)(P - 1);
+    std::string text = "Pair 0 completes a turn every " + f(w_first, 2) + " tokens, so it repeats within a short "
+                       "distance and tells neighbours apart";
+    text += P == 1 ? std::string("; it is the only pair at d_k = 2, so its angle wraps around every ") +
+                         f(w_first, 2) + " tokens whatever theta is"
+                   : "; pair " + std::to_string(P - 1) + " needs " + f(w_last, 1) + " tokens per turn";
+    if (P == 1) text += ".";
+    else text += static_cast<double>(T - 1) < w_last
+                ? ", more than the " + Ts + " positions here, so across this sequence it turns by only " +
+                      f(static_cast<double>(T - 1) / w_last * 360.0, 3) +
+                      " degrees and still tells far positions apart without wrapping around."
+                : ", and with " + Ts + " positions even it wraps around.";
+    if (P > 1 && theta != 500000.0f)
+      text += " At Llama 3's theta 500000 the slowest pair at this d_k would need " + f(w_llama3, 1) +
+              " tokens per turn: a larger theta stretches the slow pairs for longer contexts.";
+    s.note(text);
+  }
+}
+
+// Teaching order 650: after heads (600), before scaling (700); docs/rope.md is its page.
+ATTN_REGISTER_LESSON({650, "rope", "Rotary position embeddings",
+                      "rotate q and k by their positions; the scores then depend only on the distance",
+                      "Su et al. 2021 (RoFormer); Llama's Hugging Face LlamaRotaryEmbedding",
+                      kSeed | kSeqLen, lesson_rope,
+                      {{"--theta", OptionType::Real, 2, 1e9, 10000, "RoPE base (Llama 2: 10000, Llama 3: 500000)"},
+                       {"--d-k", OptionType::Integer, 2, 512, 8, "Head width d_k, even: RoPE rotates pairs"},
+                       {"--shift", OptionType::Integer, 0, 100000, 5, "Positions added to every token in the shift test"}}});
+
+}  // namespace attn
