@@ -12,6 +12,7 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "core/generator.hpp"
 #include "core/tensor.hpp"
 #include "io/npy.hpp"
 
@@ -63,5 +64,25 @@ std::string differences(const A& actual, const E& expected, double tol = 1e-5) {
       << ", expected " << worst_e;
   return why.str();
 }
+
+// U(-1, 1) of the given shape from a seed: (B, h, T, d_k).
+inline Ten4 random_heads(std::uint64_t seed, std::size_t B, std::size_t h, std::size_t T, std::size_t d_k) {
+  Ten4 x = xt::empty<float>({B, h, T, d_k});  // (B, h, T, d_k)
+  TorchGenerator(seed).uniform_(x.data(), x.size(), -1.0f, 1.0f);
+  return x;
+}
+
+// The message of the std::invalid_argument that f throws, or "" when it throws nothing.
+template <class F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace attn::test

@@ -27,7 +27,10 @@ using attn::Shape;
 using attn::Ten3;
 using attn::Ten4;
 using attn::test::differences;
+using attn::test::contains;
 using attn::test::load_fixture;
+using attn::test::random_heads;
+using attn::test::refusal;
 
 namespace {
 
@@ -68,23 +71,6 @@ GqaModel seeded_model(std::uint64_t seed, std::size_t d_in, std::size_t h, std::
   return m;
 }
 
-Ten4 random_heads(std::uint64_t seed, std::size_t B, std::size_t h, std::size_t T, std::size_t d_k) {
-  Ten4 x = xt::empty<float>({B, h, T, d_k});  // (B, h, T, d_k)
-  attn::TorchGenerator(seed).uniform_(x.data(), x.size(), -1.0f, 1.0f);
-  return x;
-}
-
-template <class F>
-std::string refusal(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Row t of (B, T, d): (B, 1, d).
 Ten3 row(const Ten3& x, std::size_t t) {

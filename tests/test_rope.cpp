@@ -21,7 +21,10 @@ using attn::RopeTables;
 using attn::Ten4;
 using attn::Vec;
 using attn::test::differences;
+using attn::test::contains;
 using attn::test::load_fixture;
+using attn::test::random_heads;
+using attn::test::refusal;
 
 namespace {
 
@@ -33,25 +36,6 @@ xt::xtensor<float, N> rope_fixture(const std::string& tensor) {
   return load_fixture<N>("rope__" + tensor + ".npy");
 }
 
-// U(-1, 1) of the given shape from a seed: (B, h, T, d_k).
-Ten4 random_heads(std::uint64_t seed, std::size_t B, std::size_t h, std::size_t T, std::size_t d_k) {
-  Ten4 x = xt::empty<float>({B, h, T, d_k});  // (B, h, T, d_k)
-  attn::TorchGenerator(seed).uniform_(x.data(), x.size(), -1.0f, 1.0f);
-  return x;
-}
-
-// The message of the std::invalid_argument that f throws, or "" when it throws nothing.
-template <class F>
-std::string refusal(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

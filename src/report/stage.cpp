@@ -45,19 +45,14 @@ Stage& Stage::check(std::string claim, std::string measure, double value, Relati
 
 Stage& Stage::question(std::string question, std::string measure, double value, Relation relation, double bound,
                        std::string because_no) {
-  CheckItem c;
+  // The same measurement as a check, asked instead of promised.
+  check(std::move(question), std::move(measure), value, relation, bound);
+  CheckItem& c = std::get<CheckItem>(items.back());
   c.question = true;
-  c.text = std::move(question);
-  c.measure = std::move(measure);
-  c.value = value;
-  c.relation = relation;
-  c.bound = bound;
-  c.passed = holds(value, relation, bound);
   // NaN answers every comparison with no; a lesson that gives no reason gets that one.
   if (!c.passed)
     c.because = because_no.empty() && std::isnan(value) ? "the tensors compared hold NaN, and NaN equals nothing"
                                                          : std::move(because_no);
-  items.emplace_back(std::move(c));
   return *this;
 }
 
