@@ -14,7 +14,6 @@
 // h_kv key/value heads, groups = h / h_kv, d_k = d_in / h head width.
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -28,41 +27,11 @@
 #include "lesson_kit/checks.hpp"
 #include "lesson_kit/external.hpp"
 #include "lesson_kit/presets.hpp"
+#include "lesson_kit/numbers.hpp"
 #include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {
-
-// 114688 -> "114,688"
-std::string with_commas(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-// Bytes as "14.00 GiB" / "3.50 KiB" / "96 B", binary units.
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  std::size_t u = 0;
-  while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-    v /= 1024.0;
-    ++u;
-  }
-  if (u == 0) return std::to_string(bytes) + " B";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
-
-std::string ratio_text(std::uint64_t a, std::uint64_t b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", static_cast<double>(a) / static_cast<double>(b));
-  return buf;
-}
 
 // A layer whose key/value weights hold every kv head once per query head reading it: rows of
 // kv head kv_head_of(i) placed at query head i's rows. (rows, d_in) -> (h * d_k, d_in).
