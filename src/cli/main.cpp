@@ -175,12 +175,16 @@ int list_lessons(bool names_only) {
   std::size_t width = 0;
   for (const auto& l : attn::lessons()) width = std::max(width, std::string(l.name).size());
   std::cout << "Lessons, in teaching order (run: attn lesson NAME):\n\n";
-  int i = 1;
+  // Numbers right-aligned to the widest ("  9." under " 10."), so names and summaries line up.
+  const std::size_t digits = std::to_string(attn::lessons().size()).size();
+  const std::string indent(2 + digits + 2 + width + 2, ' ');
+  std::size_t i = 1;
   for (const auto& l : attn::lessons()) {
     std::string name = l.name;
     name.resize(width, ' ');
-    const std::string indent(7 + width, ' ');
-    std::cout << "  " << i++ << ". " << name << "  " << l.title << "\n"
+    std::string number = std::to_string(i++);
+    number.insert(0, digits - number.size(), ' ');
+    std::cout << "  " << number << ". " << name << "  " << l.title << "\n"
               << attn::report::wrap(l.summary, 80, indent, indent);
   }
   return 0;
