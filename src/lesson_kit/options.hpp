@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -59,6 +60,11 @@ struct LessonOptions {
   std::string states_dir;                        // for messages; "" when --states was not given
   // A lesson's own options (LessonEntry::extra: --theta, --samples, ...) by flag, given or default.
   std::map<std::string, double> own;
+  // Training lessons call this after each step with (steps done, steps in all); the CLI draws a
+  // progress bar on stderr from it (only on a terminal, only for a run longer than half a
+  // second). Empty everywhere else (tests, attn verify): lessons never touch the terminal.
+  // Call it through report_progress (lesson_kit/training.hpp), which checks for empty.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 
   // The value of one of the lesson's own options. LessonEntry::run fills in the defaults, so
   // inside a lesson this answers for every flag it declares; any other flag is a programming
