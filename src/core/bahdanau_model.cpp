@@ -11,7 +11,7 @@ namespace {
 // nn.Linear(in, out, bias=False).weight (out, in)
 Mat linear_weight(TorchGenerator& gen, std::size_t in, std::size_t out) { return make_linear(gen, in, out, false).weight; }
 
-Vec row(const Mat& m, std::size_t r) { return xt::view(m, r, xt::all()); }  // (n,)
+Vec row_of(const Mat& m, std::size_t r) { return xt::view(m, r, xt::all()); }  // (n,)
 
 // y = W x + b in a fixed order: W (out, in), x (in,), b (out,) or empty -> (out,)
 Vec affine(const Mat& W, const Vec& x, const Vec& b) {
@@ -73,8 +73,8 @@ BahdanauPass encode(const BahdanauModel& m, const std::vector<std::size_t>& src)
   xt::view(p.H, xt::all(), xt::range(0, d_h)) = p.h_fwd;
   xt::view(p.H, xt::all(), xt::range(d_h, 2 * d_h)) = p.h_bwd;
   p.UH = xt::empty<float>({S, d_a});  // (S, d_a) = H @ U_a^T, row by row (not sgemm: see the header)
-  for (std::size_t j = 0; j < S; ++j) xt::view(p.UH, j, xt::all()) = affine(m.U_a, row(p.H, j), Vec{});
-  p.s_0 = xt::tanh(affine(m.W_s.weight, row(p.h_bwd, 0), m.W_s.bias));  // (d_h,)
+  for (std::size_t j = 0; j < S; ++j) xt::view(p.UH, j, xt::all()) = affine(m.U_a, row_of(p.H, j), Vec{});
+  p.s_0 = xt::tanh(affine(m.W_s.weight, row_of(p.h_bwd, 0), m.W_s.bias));  // (d_h,)
   return p;
 }
 
@@ -83,7 +83,7 @@ void decode_step(const BahdanauModel& m, BahdanauPass& p, std::size_t y_prev) {
   const Vec& s_prev = p.states.empty() ? p.s_0 : p.states.back();  // (d_h,)
   p.steps.push_back(additive_step(s_prev, p.H, p.UH, m.W_a, m.v_a));
   const AdditiveStep& st = p.steps.back();
-  p.inputs.push_back(concat(row(m.tgt_emb, y_prev), st.c));            // (d_e + 2 d_h,)
+  p.inputs.push_back(concat(row_of(m.tgt_emb, y_prev), st.c));            // (d_e + 2 d_h,)
   p.states.push_back(rnn_step(m.decoder, p.inputs.back(), s_prev));    // (d_h,)
 }
 
@@ -110,7 +110,7 @@ BahdanauModel make_bahdanau_model(TorchGenerator& gen, std::size_t V_src, std::s
   m.W_s = make_linear(gen, d_h, d_h, true);
   m.W_a = linear_weight(gen, d_h, d_a);       // (d_a, d_h)
   m.U_a = linear_weight(gen, 2 * d_h, d_a);   // (d_a, 2 d_h)
-  m.v_a = row(linear_weight(gen, d_a, 1), 0); // (1, d_a) -> (d_a,)
+  m.v_a = row_of(linear_weight(gen, d_a, 1), 0); // (1, d_a) -> (d_a,)
   m.decoder = make_rnn_cell(gen, d_e + 2 * d_h, d_h);
   m.out = make_linear(gen, 3 * d_h, V_out, true);
   return m;
@@ -218,7 +218,7 @@ void bahdanau_backward(const BahdanauModel& m, const BahdanauPass& p, const std:
     const std::size_t i = T - 1 - k;  // last step first
     const Vec& s_prev = i == 0 ? p.s_0 : p.states[i - 1];
     // logits_i = out [s_i ; c_i] + b
-    const Vec d_z = affine_grad(m.out.weight, concat(p.states[i], p.steps[i].c), row(d_logits, i), grads.out.weight,
+    const Vec d_z = affine_grad(m.out.weight, concat(p.states[i], p.steps[i].c), row_of(d_logits, i), grads.out.weight,
                                 grads.out.bias);  // (3 d_h,)
     Vec d_s = xt::view(d_z, xt::range(0, d_h));              // (d_h,)
     Vec d_c = xt::view(d_z, xt::range(d_h, 3 * d_h));        // (2 d_h,)
@@ -234,7 +234,7 @@ void bahdanau_backward(const BahdanauModel& m, const BahdanauPass& p, const std:
   // s_0 = tanh(W_s h_bwd_1 + b_s)
   Vec d_pre = d_s_next;  // (d_h,)
   for (std::size_t k = 0; k < d_h; ++k) d_pre(k) *= 1.0f - p.s_0(k) * p.s_0(k);
-  const Vec d_hb1 = affine_grad(m.W_s.weight, row(p.h_bwd, 0), d_pre, grads.W_s.weight, grads.W_s.bias);  // (d_h,)
+  const Vec d_hb1 = affine_grad(m.W_s.weight, row_of(p.h_bwd, 0), d_pre, grads.W_s.weight, grads.W_s.bias);  // (d_h,)
   // U_a H once per sentence, then H = [h_fwd ; h_bwd]
   additive_keys_grad(p.H, m.U_a, ag.UH, grads.U_a, ag.H);
   Mat d_fwd = xt::view(ag.H, xt::all(), xt::range(0, d_h));        // (S, d_h)
