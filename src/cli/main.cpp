@@ -12,7 +12,9 @@
 
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
+#include "cli/progress.hpp"
 #include "cli/render.hpp"
+#include "cli/terminal.hpp"
 #include "cli/verify.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
@@ -232,7 +234,14 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // The whole lesson is computed before anything is printed: a bad option or a size refused
   // half-way leaves stdout empty.
   attn::report::Report report;
-  lesson->run(opts, report);
+  {
+    // Training lessons report their steps; the bar shows only on a terminal's stderr, only for a
+    // run longer than half a second, and is gone (even on an error) before anything else prints.
+    attn::cli::ProgressBar bar(std::cerr, attn::cli::stderr_is_terminal());
+    opts.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
+    lesson->run(opts, report);
+    opts.progress = nullptr;
+  }
   // --allow-nonfinite: the first stage says where the kept NaN and inf are.
   // The report owns its stages (not const); Report only hands them out read-only.
   if (!report.stages().empty())
