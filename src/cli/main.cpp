@@ -148,7 +148,10 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
   // option is only noted here, and refused by name in check_options_apply.
   for (const auto& [flag, text] : raw.own) {
     if (!seen(flag.c_str())) continue;
-    if (const attn::LessonOption* declared = lesson.find_extra(flag)) o.own[flag] = attn::parse_lesson_option(*declared, text);
+    if (const attn::LessonOption* declared = lesson.find_extra(flag)) {
+      if (declared->type == attn::OptionType::IntegerList) o.own_lists[flag] = attn::parse_lesson_list(*declared, text);
+      else o.own[flag] = attn::parse_lesson_option(*declared, text);
+    }
   }
   return o;
 }
@@ -203,12 +206,16 @@ int list_lessons(bool names_only) {
   std::size_t width = 0;
   for (const auto& l : attn::lessons()) width = std::max(width, std::string(l.name).size());
   std::cout << "Lessons, in teaching order (run: attn lesson NAME):\n\n";
-  int i = 1;
+  // Numbers right-aligned to the widest ("  9." under " 10."), so names and summaries line up.
+  const std::size_t digits = std::to_string(attn::lessons().size()).size();
+  const std::string indent(2 + digits + 2 + width + 2, ' ');
+  std::size_t i = 1;
   for (const auto& l : attn::lessons()) {
     std::string name = l.name;
     name.resize(width, ' ');
-    const std::string indent(7 + width, ' ');
-    std::cout << "  " << i++ << ". " << name << "  " << l.title << "\n"
+    std::string number = std::to_string(i++);
+    number.insert(0, digits - number.size(), ' ');
+    std::cout << "  " << number << ". " << name << "  " << l.title << "\n"
               << attn::report::wrap(l.summary, 80, indent, indent);
   }
   return 0;
@@ -338,10 +345,14 @@ int main(int argc, char** argv) {
     std::string takers;
     for (const auto& l : attn::lessons())
       if (l.find_extra(o.flag)) takers += (takers.empty() ? "" : ", ") + std::string(l.name);
-    const std::string help = std::string(o.help) + "; " + attn::format_option_value(o.lo) + ".." +
-                             attn::format_option_value(o.hi) + ", default " + attn::format_option_value(o.fallback) +
+    const bool list = o.type == attn::OptionType::IntegerList;
+    const std::string range = attn::format_option_value(o.lo) + ".." + attn::format_option_value(o.hi);
+    const std::string help = std::string(o.help) + "; " +
+                             (list ? "comma-separated, each " + range
+                                   : range + ", default " + attn::format_option_value(o.fallback)) +
                              " (" + takers + ")";
-    lesson->add_option(o.flag, raw.own[o.flag], help)->type_name(o.type == attn::OptionType::Integer ? "INT" : "REAL");
+    lesson->add_option(o.flag, raw.own[o.flag], help)
+        ->type_name(list ? "INT,..." : o.type == attn::OptionType::Integer ? "INT" : "REAL");
   }
 
   // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.

@@ -46,7 +46,8 @@ Mat weight_out_in(const LessonOptions& opts, const std::string& name, std::size_
   return w;
 }
 
-// The book's vectors by lower-case word, when the embedding rule uses them (d_in 3).
+}  // namespace
+
 std::map<std::string, std::vector<float>> book_table(std::size_t d_in) {
   std::map<std::string, std::vector<float>> table;
   if (d_in != 3) return table;
@@ -58,6 +59,8 @@ std::map<std::string, std::vector<float>> book_table(std::size_t d_in) {
   }
   return table;
 }
+
+namespace {
 
 // x is one (T, d_in) matrix so far: copies make the batch when it is shown.
 void record_copies(LessonInput& in, const std::string& one) {

@@ -4,8 +4,10 @@
 // Legend: B batch, T tokens, d_in input width, in/out a layer's widths.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/generator.hpp"
 #include "core/linear.hpp"
@@ -46,6 +48,10 @@ InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, cons
 // (lesson_kit/inputs.hpp), stacked to `default_B` copies unless --batch says otherwise.
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
                          bool always_batched);
+
+// The book's vectors by lower-case word when the embedding rule uses them (d_in 3, else empty):
+// what recipe::Words needs to print a sentence's embeddings as embed_tokens made them.
+std::map<std::string, std::vector<float>> book_table(std::size_t d_in);
 
 // d_out: from W_query.npy when --weights is given (a disagreeing --d-out is refused), else
 // --d-out or `default_d_out`.
