@@ -337,6 +337,13 @@ TEST_CASE("every doctest case name in tests/ reaches ctest: no semicolon in a TE
   std::vector<std::string> cut;
   for (const auto& e : fs::recursive_directory_iterator(std::string(ATTN_SOURCE_DIR) + "/tests")) {
     if (e.path().extension() != ".cpp") continue;
+    // Only programs whose cases ctest lists one by one: their CMakeLists.txt names them. (An
+    // exercise's tests run as one program, test_<stem> by a pattern, so their names never pass
+    // through CMake.)
+    std::ifstream cmake(e.path().parent_path() / "CMakeLists.txt");
+    std::stringstream listed;
+    listed << cmake.rdbuf();
+    if (listed.str().find(e.path().stem().string()) == std::string::npos) continue;
     std::ifstream in(e.path());
     std::size_t line_no = 0;
     for (std::string line; std::getline(in, line);) {
