@@ -1,6 +1,5 @@
 // attn: the command line. CLI11 wiring only: parse options into LessonOptions, pick the sinks,
 // run the lesson, and turn every failure into one line on stderr with a non-zero status.
-#include <malloc.h>
 
 #include <cerrno>
 #include <csignal>
@@ -18,6 +17,7 @@
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
 #include "cli/verify.hpp"
+#include "core/heap.hpp"
 #include "io/text_matrix.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
@@ -305,12 +305,7 @@ int main(int argc, char** argv) {
   // A reader that leaves early (attn lesson causal | head -3) makes writes fail with EPIPE
   // instead of killing the process, so attn can end quietly with status 0.
   std::signal(SIGPIPE, SIG_IGN);
-  // Keep freed memory in the heap instead of returning it to the system at once: a training
-  // lesson allocates and frees the same few hundred-kilobyte tensors every step, and glibc's
-  // default (mmap above 128 KiB, trim the heap top) pages them in afresh each time, which cost
-  // more system time than the arithmetic (learn-heads: 2.4 s of system time, 0.03 s with this).
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+  attn::keep_freed_memory();  // core/heap.hpp: why
 
   CLI::App app{"attn: the attention mechanism, one stage at a time.\n"
                "Each lesson prints the equation, the shapes and the tensors of every step,\n"
