@@ -14,6 +14,24 @@ std::string straight_quotes(std::string s) {
   return s;
 }
 
+}  // namespace
+
+std::string strip_colors(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\033' && i + 1 < text.size() && text[i + 1] == '[') {
+      i += 2;
+      while (i < text.size() && !(text[i] >= '@' && text[i] <= '~')) ++i;  // up to the final byte
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+namespace {
+
 struct Row {
   std::vector<std::string> all_of;  // every one of these appears in the error (and its source line)
   const char* hint;
@@ -73,7 +91,7 @@ const std::vector<Row>& table() {
 }  // namespace
 
 std::string first_compiler_error(const std::string& compiler_output) {
-  std::istringstream in(compiler_output);
+  std::istringstream in(strip_colors(compiler_output));
   std::string line;
   while (std::getline(in, line)) {
     if (line.find("error:") == std::string::npos) continue;

@@ -10,7 +10,11 @@
 
 namespace attn::cli {
 
-// The first line of `compiler_output` holding "error:" (the line g++ prints first, "file:line:col:
+// `text` without its terminal colour sequences (ESC [ ... letter): g++ colours its messages when
+// the build asks it to (CMAKE_COLOR_DIAGNOSTICS, -fdiagnostics-color=always).
+std::string strip_colors(const std::string& text);
+
+// The first line of `compiler_output` (colours removed) holding "error:" (the line g++ prints first, "file:line:col:
 // error: ..."), followed by the source line g++ quotes under it when there is one; "" when no line
 // says error.
 std::string first_compiler_error(const std::string& compiler_output);

@@ -602,6 +602,40 @@ TEST_CASE("attn reset and the words of an unexpected argument, through the binar
   CHECK(extras.err == "attn: error: unexpected argument 'frobnicate the weights' (see attn --help and attn lesson --help)\n");
 }
 
+TEST_CASE("attn check with Makefiles: T/fast once the program is built, the full build first and after a test "
+          "changes, and again when the fast build fails for a reason outside the learner's file") {
+  Course course;
+  std::ofstream(course.paths.build_dir + "/Makefile") << "# a stand-in: attn check only looks for it\n";
+  const std::string log = course.paths.build_dir + "/targets.log";
+  // The stand-in records each target; its fast build fails when told to (a library out of date).
+  std::ofstream(course.paths.cmake) << "#!/bin/sh\necho \"$4\" >> '" << log << "'\n"
+                                    << "case \"$4\" in */fast) [ -e '" << course.paths.build_dir
+                                    << "/fail-fast' ] && { echo 'undefined reference to attn::x' >&2; exit 1; };; esac\n"
+                                    << "stem=${4#exercise_}\nstem=${stem%/fast}\nexec c++ -o '" << course.paths.bin_dir
+                                    << "'/exercise_$stem '" << course.paths.source_dir << "'/lessons/exercises/$stem.cpp\n";
+  auto targets = [&] {
+    const std::string t = course.read(log);
+    fs::remove(log);
+    return t;
+  };
+  course.check("a");
+  CHECK(targets() == "exercise_a\n");  // no program yet: the full build
+  course.check("a");
+  CHECK(targets() == "exercise_a/fast\n");
+  Course::write(course.paths.learner(course.get("a")), "int main() { return 0 }\n");
+  CHECK(course.check("a").err.find("error:") != std::string::npos);
+  CHECK(targets() == "exercise_a/fast\n");  // the learner's own error: a full build would repeat it
+  std::ofstream(course.paths.build_dir + "/fail-fast") << "";
+  Course::write(course.paths.learner(course.get("a")), kPass);
+  CHECK(course.check("a").status == 0);
+  CHECK(targets() == "exercise_a/fast\nexercise_a\n");  // not the learner's: the full build decides
+  fs::remove(course.paths.build_dir + "/fail-fast");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Course::write(course.paths.test(course.get("a")), "// tests, changed\n");
+  course.check("a");
+  CHECK(targets() == "exercise_a\n");  // tests newer than the program: the full build
+}
+
 // ---- compile hints -------------------------------------------------------------------------
 
 TEST_CASE("a known beginner mistake in the compiler's first error gets one line of hint") {
@@ -654,6 +688,10 @@ TEST_CASE("a known beginner mistake in the compiler's first error gets one line 
                           "f.cpp:7:1: error: 'len' was not declared in this scope\n";
   CHECK(attn::cli::first_compiler_error(out) == "f.cpp:6:10: error: stray '@' in program\n    6 |   return x @ y;");
   CHECK(attn::cli::first_compiler_error("no problems here\n").empty());
+  // g++ with -fdiagnostics-color=always: the same error, the same hint.
+  const std::string coloured = "\033[01m\033[Kf.cpp:6:19:\033[m\033[K \033[01;31m\033[Kerror: \033[m\033[K\xE2\x80\x98"
+                               "\033[01m\033[Kdim\033[m\033[K\xE2\x80\x99 was not declared in this scope\n";
+  CHECK(attn::cli::compile_hint(attn::cli::first_compiler_error(coloured)).find("xt::sum(x, {1})") != std::string::npos);
 }
 
 TEST_CASE("attn check: a build that fails on a known mistake shows the compiler's messages, then the hint") {
