@@ -836,12 +836,14 @@ int watch_exercises(const ExercisePaths& paths, const std::string& start, std::o
     std::string typed;  // what was read from stdin and not yet a whole line
     const std::string keys = tty_in ? " Type h and Enter for the hint, n to skip to the next, q to quit (or Ctrl-C)."
                                     : " Ctrl-C (SIGINT) or SIGTERM ends it.";
-    bool recheck = true;
+    bool recheck = true, just_passed = false;
     for (;;) {
       const std::string file = relative(paths, paths.learner(*current));
       if (recheck) {
-        // On a terminal each check starts on a clean screen, so its first error is at the top.
-        if (tty_out) out << "\033[H\033[2J";
+        // On a terminal each check after a save starts on a clean screen, so its first error is
+        // at the top; after a pass the screen is kept, so "solved" and the solution's path stay.
+        if (tty_out && !just_passed) out << "\033[H\033[2J";
+        just_passed = false;
         out << "attn watch: " << progress_bar(passes) << ". Now: " << current->name << " (lesson "
             << current->lesson << "), " << file << "\n";
         out.flush();
@@ -859,6 +861,7 @@ int watch_exercises(const ExercisePaths& paths, const std::string& start, std::o
           }
           out << "attn watch: moving on to " << next->name << ".\n\n";
           current = next;
+          just_passed = true;
           continue;  // check the next one at once: its report says what to write
         }
         out << wrap_keeping("attn watch: " + progress_bar(passes) + ". Waiting for you to save " + file + "." + keys,

@@ -843,16 +843,22 @@ TEST_CASE("attn watch without a terminal: checks on each save, moves on when it 
   CHECK(watch.seen().find("attn watch: stopped. [##-] 2 of 3 pass", at) != std::string::npos);
 }
 
-TEST_CASE("attn watch on a terminal: h shows the hint, the last pass ends it, Ctrl-C ends it cleanly") {
+TEST_CASE("attn watch on a terminal: a pass stays on screen, h shows the hint, the last pass ends it, "
+          "Ctrl-C ends it cleanly") {
   Course course;
   Course::write(course.paths.learner(course.get("a")), kPass);
-  Course::write(course.paths.learner(course.get("b")), kPass);
   REQUIRE(course.check("a").status == 0);
-  REQUIRE(course.check("b").status == 0);
   {
     attn::testing::PtyRun watch(driver_args(course), {"PATH=/usr/bin:/bin", "TERM=xterm"});
     std::size_t at = watch.wait_for("Type h and Enter for the hint");
     REQUIRE(at != std::string::npos);
+    CHECK(watch.seen().find("\033[2J") != std::string::npos);  // a terminal: the check starts on a clean screen
+    Course::write(course.paths.learner(course.get("b")), kPass);
+    at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp.", at);
+    REQUIRE(at != std::string::npos);
+    // b's pass and its solution are still on screen: moving on to c did not clear it.
+    const std::size_t cleared = watch.seen().rfind("\033[2J");
+    CHECK(watch.seen().find("solutions/b.cpp", cleared) != std::string::npos);
     watch.send("h\n");
     at = watch.wait_for("the hint of c", at);
     CHECK(at != std::string::npos);
