@@ -161,7 +161,7 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
 }
 
 // CLI11's own messages, reworded into the project's one-line form.
-std::string parse_error_text(const CLI::ParseError& e) {
+std::string parse_error_text(const CLI::ParseError& e, const std::vector<std::string>& left_over) {
   const std::string what = e.what();
   if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("name") != std::string::npos)
     return "missing lesson name (lesson: a name from 'attn list' vs nothing)";
@@ -177,7 +177,13 @@ std::string parse_error_text(const CLI::ParseError& e) {
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
     const auto colon = what.find(": ");
-    const std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
+    // CLI11 writes the extras last to first (it joins them with detail::rjoin): name them in the
+    // order they were typed, from what the parser left over.
+    std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
+    if (!left_over.empty()) {
+      extra.clear();
+      for (const auto& a : left_over) extra += (extra.empty() ? "" : " ") + a;
+    }
     return "unexpected argument '" + extra + "' (see attn --help and attn lesson --help)";
   }
   return what + " (see attn --help)";
@@ -382,6 +388,10 @@ int main(int argc, char** argv) {
                     std::to_string(default_limits.build_time_limit_s) + ")")->type_name("SECONDS");
   CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
   hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  CLI::App* reset = app.add_subcommand("reset", "Put the shipped file of one exercise back (yours is kept): attn reset NAME");
+  reset->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  CLI::App* watch = app.add_subcommand("watch", "Check the current exercise each time you save it, then move on: attn watch [NAME]");
+  watch->add_option("exercise", exercise, "Start at this exercise (default: the first that does not pass)");
 
   // attn verify: every lesson's checks over defaults, presets, seeds and sizes.
   std::string verify_seeds, verify_lesson;
@@ -427,6 +437,10 @@ int main(int argc, char** argv) {
       status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
       status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+    } else if (app.got_subcommand(reset)) {
+      status = attn::cli::reset_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+    } else if (app.got_subcommand(watch)) {
+      status = attn::cli::watch_exercises(attn::cli::ExercisePaths::configured(), exercise, std::cout);
     } else {
       std::cout << app.help();
     }
@@ -444,7 +458,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attn: error: " << parse_error_text(e) << "\n";
+    std::cerr << "attn: error: " << parse_error_text(e, app.remaining(true)) << "\n";
     return kExitUsage;
   } catch (const UsageError& e) {
     std::cerr << "attn: error: " << e.what() << "\n";
