@@ -1,5 +1,6 @@
 // attn: the command line. CLI11 wiring only: parse options into LessonOptions, pick the sinks,
 // run the lesson, and turn every failure into one line on stderr with a non-zero status.
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "cli/external_io.hpp"
 #include "cli/render.hpp"
 #include "cli/verify.hpp"
+#include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
 #include "report/text_sink.hpp"
@@ -72,6 +74,35 @@ struct RawOptions {  // every option as typed, so the messages can quote it
   std::map<std::string, std::string> own;  // lessons' own options (LessonEntry::extra), by flag
   bool allow_nonfinite = false;  // --allow-nonfinite: keep NaN and inf from --input, --weights, --states
 };
+
+// The articles' names (--d-model, --num-heads, --head-dim, ...; docs/names.md): each stands for
+// one or two of this lesson's options and is parsed under the name typed, so that a message quotes
+// what the learner wrote. Two spellings of one option are refused rather than one silently winning.
+void apply_article_names(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
+                         attn::LessonOptions& o, std::set<std::string>& given) {
+  std::map<std::string, std::string> set_by;  // option -> the article's name that set it
+  for (const auto& a : attn::article_names()) {
+    const std::string flag = a.flag;
+    if (lesson.find_extra(flag) || cmd.get_option(flag)->count() == 0) continue;  // its own option, or absent
+    const std::string& text = raw.own.at(flag);
+    for (const auto& target : attn::article_name_targets(lesson, flag, text)) {
+      const std::string other = set_by.count(target) ? set_by[target] : cmd.get_option(target)->count() ? target : "";
+      if (!other.empty())
+        throw UsageError(other + " and " + flag + " both set " + target + " in lesson '" + lesson.name + "'", flag,
+                         "one of them", "both");
+      set_by[target] = flag;
+      given.insert(target);
+      if (target == "--d-in") o.d_in = parse_number(flag, text, 1, attn::kMaxSize);
+      else if (target == "--d-out") o.d_out = parse_number(flag, text, 1, attn::kMaxSize);
+      else if (target == "--heads") o.heads = parse_number(flag, text, 1, attn::kMaxSize);
+      else {  // the lesson's own head-width option (rope's --d-k), its range quoted under the name typed
+        attn::LessonOption own = *lesson.find_extra(target);
+        own.flag = a.flag;
+        o.own[target] = attn::parse_lesson_option(own, text);
+      }
+    }
+  }
+}
 
 attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
                             std::set<std::string>& given) {
@@ -135,12 +166,14 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
   // A lesson's own options: parsed against the declaration of this lesson; another lesson's
   // option is only noted here, and refused by name in check_options_apply.
   for (const auto& [flag, text] : raw.own) {
+    if (attn::is_article_name(flag) && !lesson.find_extra(flag)) continue;  // apply_article_names
     if (!seen(flag.c_str())) continue;
     if (const attn::LessonOption* declared = lesson.find_extra(flag)) {
       if (declared->type == attn::OptionType::IntegerList) o.own_lists[flag] = attn::parse_lesson_list(*declared, text);
       else o.own[flag] = attn::parse_lesson_option(*declared, text);
     }
   }
+  apply_article_names(raw, cmd, lesson, o, given);
   return o;
 }
 
@@ -165,6 +198,21 @@ std::string parse_error_text(const CLI::ParseError& e) {
     return "unexpected argument '" + extra + "' (see attn --help and attn lesson --help)";
   }
   return what + " (see attn --help)";
+}
+
+// An argument no one declared. For an option: its name and the nearest known option of that
+// command, or why attn lacks it (--dropout); anything else is CLI11's complaint reworded.
+std::string extras_text(const CLI::App& app, const CLI::ExtrasError& e) {
+  const CLI::App* cmd = &app;
+  for (const CLI::App* sub : app.get_subcommands()) cmd = sub;  // the subcommand being parsed
+  std::vector<std::string> known;
+  for (const CLI::Option* opt : cmd->get_options())
+    for (const auto& name : opt->get_lnames()) known.push_back("--" + name);
+  const std::string help = "see attn " + (cmd == &app ? std::string() : cmd->get_name() + " ") + "--help";
+  for (const auto& extra : cmd->remaining())
+    if (extra.size() > 1 && extra[0] == '-' && !std::isdigit(static_cast<unsigned char>(extra[1])))
+      return attn::unknown_option_message(extra, known, help);
+  return parse_error_text(e);
 }
 
 int list_lessons(bool names_only) {
@@ -314,6 +362,12 @@ int main(int argc, char** argv) {
         ->type_name(list ? "INT,..." : o.type == attn::OptionType::Integer ? "INT" : "REAL");
   }
 
+  // The articles' names for the sizes (docs/names.md), unless a lesson declares one as its own
+  // (rope's --d-k); what each means is decided per lesson in apply_article_names.
+  for (const auto& a : attn::article_names())
+    if (!lesson->get_option_no_throw(a.flag))
+      lesson->add_option(a.flag, raw.own[a.flag], a.help)->type_name("INT")->group("The articles' names (docs/names.md)");
+
   // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.
   std::string exercise;
   app.add_subcommand("exercises", "List the exercises: what to edit, and which pass now");
@@ -376,6 +430,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    std::cerr << "attn: error: " << extras_text(app, e) << "\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::cerr << "attn: error: " << parse_error_text(e) << "\n";
     return kExitUsage;

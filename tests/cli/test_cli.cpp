@@ -2,7 +2,10 @@
 // status. Bad input must give exactly one line on stderr, nothing on stdout and status 2.
 #include <doctest/doctest.h>
 
+#include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "process.hpp"
@@ -369,4 +372,185 @@ TEST_CASE("attn verify: options are checked like the lessons'") {
   CHECK(one.out.find("attn lesson causal --seed 2: [") != std::string::npos);
   CHECK(one.out.find("attn lesson heads") == std::string::npos);
   CHECK(one.out.find(" passed, 0 failed\n") != std::string::npos);
+}
+
+TEST_CASE("the articles' names for the sizes run the same lesson as attn's own options") {
+  // docs/names.md: what --d-model, --num-heads/--n-heads and --d-k/--d-key/--head-dim mean in
+  // each lesson. Each pair must print the same bytes.
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> same = {
+      {{"heads", "--d-model", "8"}, {"heads", "--d-in", "8", "--d-out", "8"}},  // the issue's command
+      {{"heads", "--d-model", "8", "--n-heads", "4", "--batch", "3"}, {"heads", "--d-in", "8", "--d-out", "8", "--heads", "4", "--batch", "3"}},
+      {{"heads", "--num-heads", "1"}, {"heads", "--heads", "1"}},
+      {{"causal", "--d-model", "5", "--d-k", "3"}, {"causal", "--d-in", "5", "--d-out", "3"}},
+      {{"self-attention", "--head-dim", "4"}, {"self-attention", "--d-out", "4"}},
+      {{"self-attention", "--d-key", "4"}, {"self-attention", "--d-out", "4"}},
+      {{"gqa", "--d-model", "16", "--num-heads", "8"}, {"gqa", "--d-in", "16", "--heads", "8"}},
+      {{"padding", "--d-model", "6"}, {"padding", "--d-in", "6"}},
+      {{"padding", "--d-k", "6"}, {"padding", "--d-in", "6"}},
+      {{"rope", "--head-dim", "4"}, {"rope", "--d-k", "4"}},  // rope declares --d-k itself
+  };
+  for (const auto& [article, own] : same) {
+    std::string line;
+    for (const auto& a : article) line += a + " ";
+    CAPTURE(line);
+    std::vector<std::string> a = {"lesson"}, b = {"lesson"};
+    a.insert(a.end(), article.begin(), article.end());
+    b.insert(b.end(), own.begin(), own.end());
+    const auto ra = attn_run(a), rb = attn_run(b);
+    CHECK(ra.status == 0);
+    CHECK(ra.err.empty());
+    CHECK(rb.status == 0);
+    CHECK(ra.out == rb.out);
+  }
+  const auto help = attn_run({"lesson", "--help"});
+  CHECK(help.out.find("--d-model INT") != std::string::npos);
+  CHECK(help.out.find("--num-heads INT") != std::string::npos);
+  CHECK(help.out.find("--n-heads INT") != std::string::npos);
+}
+
+TEST_CASE("the articles' names where a lesson has no such size: one line with the reason, status 2") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"causal", "--num-heads", "2"},
+       "lesson 'causal' has no head count: --num-heads is the articles' name for --heads, which only the multi-head "
+       "lessons take (--num-heads: a lesson with heads (heads, gqa"},
+      {{"heads", "--d-k", "2"},
+       "lesson 'heads' computes the head width itself, d_k = --d-out / --heads: for d_k 2, give --d-out = 2 x the "
+       "number of heads (--d-k: --d-out and --heads vs --d-k 2)"},
+      {{"gqa", "--head-dim", "2"}, "d_k = --d-in / --heads"},
+      {{"bottleneck", "--d-model", "4"},
+       "lesson 'bottleneck' has no d_model: its widths are --d-in (the word embeddings) and --hidden (the RNN's "
+       "state) (--d-model: --d-in or --hidden vs --d-model 4)"},
+      {{"scaling", "--d-model", "4"}, "lesson 'scaling' has no model width"},
+      {{"scaling", "--d-key", "4"}, "lesson 'scaling' has no option for the key width"},
+      {{"causal", "--d-model", "4", "--d-in", "4"},
+       "--d-in and --d-model both set --d-in in lesson 'causal' (--d-model: one of them vs both)"},
+      {{"heads", "--d-model", "8", "--d-out", "8"}, "--d-out and --d-model both set --d-out in lesson 'heads'"},
+      {{"heads", "--num-heads", "2", "--n-heads", "2"}, "--num-heads and --n-heads both set --heads"},
+      {{"rope", "--d-k", "4", "--head-dim", "4"}, "--d-k and --head-dim both set --d-k in lesson 'rope'"},
+      {{"heads", "--d-model", "0"}, "--d-model is out of range (--d-model: 1..65536 vs 0)"},
+      {{"rope", "--head-dim", "1"}, "--head-dim is out of range (--head-dim: 2..512 vs 1)"},  // rope's range, the typed name
+  };
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> full = {"lesson"};
+    full.insert(full.end(), args.begin(), args.end());
+    CAPTURE(message);
+    const auto r = attn_run(full);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.rfind("attn: error: ", 0) == 0);
+    CHECK(r.err.find(message) != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown option: the nearest known one, or why attn lacks it") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"lesson", "heads", "--seeed", "1"}, "attn: error: unknown option '--seeed' (did you mean '--seed'?)\n"},
+      {{"lesson", "heads", "--d_model", "8"}, "attn: error: unknown option '--d_model' (did you mean '--d-model'?)\n"},
+      {{"lesson", "heads", "--nheads", "2"}, "attn: error: unknown option '--nheads' (did you mean '--heads'?)\n"},
+      {{"lesson", "heads", "--frobnicate"}, "attn: error: unknown option '--frobnicate' (see attn lesson --help)\n"},
+      {{"verify", "--seed", "3"}, "attn: error: unknown option '--seed' (did you mean '--seeds'?)\n"},
+      {{"list", "--name"}, "attn: error: unknown option '--name' (did you mean '--names'?)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(message);
+    const auto r = attn_run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == message);
+  }
+  // The articles' options attn leaves out on purpose say why, with or without '='.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"lesson", "heads", "--dropout", "0.1"},
+                                               std::vector<std::string>{"lesson", "causal", "--dropout=0.1"}}) {
+    const auto r = attn_run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.rfind("attn: error: attn has no --dropout: it runs attention as a model does at inference", 0) == 0);
+  }
+  const auto context = attn_run({"lesson", "causal", "--context-length", "1024"});
+  CHECK(context.status == 2);
+  CHECK(context.err.rfind("attn: error: attn has no --context-length: ", 0) == 0);
+  // A stray word is still CLI11's complaint, reworded.
+  CHECK(attn_run({"lesson", "causal", "extra"}).err ==
+        "attn: error: unexpected argument 'extra' (see attn --help and attn lesson --help)\n");
+}
+
+namespace {
+
+// The shapes a comment claims, as "x(3,6,8)" or "(3,4,6,2)": a tuple of two or more whole numbers
+// after a space, with the word just before it when there is one. Lowercase and without spaces, to
+// compare with the output written the same way (the articles write X, attn prints x).
+std::vector<std::string> claimed_shapes(const std::string& comment) {
+  std::vector<std::string> claims;
+  static const std::regex tuple(R"(\((\d+(, ?\d+)+,?)\))");
+  for (auto it = std::sregex_iterator(comment.begin(), comment.end(), tuple); it != std::sregex_iterator(); ++it) {
+    const auto at = static_cast<std::size_t>(it->position());
+    if (at > 0 && comment[at - 1] != ' ') continue;  // transpose(1, 2) is code, not a shape
+    std::string claim = it->str();
+    std::size_t word = at > 0 ? at - 1 : 0;  // the word before " (...)", if any
+    while (word > 0 && (std::isalnum(static_cast<unsigned char>(comment[word - 1])) || comment[word - 1] == '_')) --word;
+    if (at > 1 && word < at - 1 && (word == 0 || comment[word - 1] == ' ')) claim = comment.substr(word, at - 1 - word) + claim;
+    std::string squeezed;
+    for (char c : claim)
+      if (c != ' ') squeezed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    claims.push_back(squeezed);
+  }
+  return claims;
+}
+
+}  // namespace
+
+TEST_CASE("every command in README.md and docs/ whose comment names a shape shows that shape") {
+  std::vector<std::string> pages = {std::string(ATTN_SOURCE_DIR) + "/README.md"};
+  for (const auto& e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/docs"))
+    if (e.path().extension() == ".md") pages.push_back(e.path().string());
+  std::size_t checked = 0;
+  for (const auto& page : pages) {
+    std::vector<std::string> lines;
+    std::istringstream in(read_file(page));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::string text = lines[i].substr(std::min(lines[i].find_first_not_of(' '), lines[i].size()));
+      std::string rest;
+      if (text.rfind("attn lesson ", 0) == 0) rest = text.substr(5);
+      else if (text.rfind("./build/attn lesson ", 0) == 0) rest = text.substr(13);
+      else continue;
+      const auto hash = rest.find(" # ");
+      std::string command = rest.substr(0, hash), comment = hash == std::string::npos ? "" : rest.substr(hash + 3);
+      // A comment may go on in the lines below, indented to the same column.
+      for (std::size_t j = i + 1; j < lines.size() && lines[j].find_first_not_of(' ') != std::string::npos &&
+                                  lines[j][lines[j].find_first_not_of(' ')] == '#' && lines[j][0] == ' ';
+           ++j)
+        comment += " " + lines[j].substr(lines[j].find('#') + 1);
+      const auto claims = claimed_shapes(comment);
+      if (claims.empty()) continue;
+      REQUIRE_MESSAGE(command.find_first_of("|>") == std::string::npos, page, ": ", command);
+      if (command.find("--shapes-only") == std::string::npos) command += " --shapes-only";
+      CAPTURE(page);
+      CAPTURE(command);
+      const auto r = run_shell("'" + kAttn + "' " + command);
+      REQUIRE(r.status == 0);
+      std::string shown;
+      for (char c : r.out)
+        if (c != ' ') shown += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (const auto& claim : claims) CHECK_MESSAGE(shown.find(claim) != std::string::npos, "claimed: ", claim);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 8);  // README's Phillips line, heads.md's article lines, bahdanau, luong, self-attention
+}
+
+TEST_CASE("CLICOLOR_FORCE colours the heatmaps in a pipe; NO_COLOR and --color never still win") {
+  const std::string attn = "'" + kAttn + "' lesson causal";
+  const std::string clean = "env -u NO_COLOR -u CLICOLOR_FORCE -u COLORTERM TERM=xterm ";
+  const auto plain = run_shell(clean + attn);
+  CHECK(plain.status == 0);
+  CHECK(plain.out.find("\x1b[") == std::string::npos);  // a pipe: no colour by default
+  const auto forced = run_shell(clean + "CLICOLOR_FORCE=1 " + attn);
+  CHECK(forced.status == 0);
+  CHECK(forced.out.find("\x1b[48;5;") != std::string::npos);  // 256-colour cells, into a pipe
+  CHECK(run_shell(clean + "CLICOLOR_FORCE=0 " + attn).out.find("\x1b[") == std::string::npos);
+  CHECK(run_shell(clean + "CLICOLOR_FORCE=1 NO_COLOR=1 " + attn).out.find("\x1b[") == std::string::npos);
+  CHECK(run_shell(clean + "CLICOLOR_FORCE=1 " + attn + " --color never").out.find("\x1b[") == std::string::npos);
 }
