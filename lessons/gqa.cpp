@@ -6,12 +6,14 @@
 // (repeat_interleave); core reads them in place. The lesson shows the copy, checks that reading
 // in place gives the same attention, checks that h_kv = h is ordinary multi-head attention, and
 // ends with what the sharing buys: the KV cache per token, here and at Llama-3.2-3B's size.
+// --preset llama runs it at that size, with x and the layers made exactly as heads --preset
+// llama makes them (tests/lessons/test_modern_lessons.cpp compares the two); --input and
+// --weights put a learner's own x and layers through it.
 //
 // Legend: B batch, T tokens, d_in embedding width (also the output width), h query heads,
 // h_kv key/value heads, groups = h / h_kv, d_k = d_in / h head width.
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -24,41 +26,12 @@
 #include "core/linear.hpp"
 #include "lesson_kit/checks.hpp"
 #include "lesson_kit/external.hpp"
+#include "lesson_kit/presets.hpp"
+#include "lesson_kit/numbers.hpp"
 #include "lesson_kit/registry.hpp"
 
 namespace attn {
 namespace {
-
-// 114688 -> "114,688"
-std::string with_commas(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-// Bytes as "14.00 GiB" / "3.50 KiB" / "96 B", binary units.
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  std::size_t u = 0;
-  while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-    v /= 1024.0;
-    ++u;
-  }
-  if (u == 0) return std::to_string(bytes) + " B";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
-
-std::string ratio_text(std::uint64_t a, std::uint64_t b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", static_cast<double>(a) / static_cast<double>(b));
-  return buf;
-}
 
 // A layer whose key/value weights hold every kv head once per query head reading it: rows of
 // kv head kv_head_of(i) placed at query head i's rows. (rows, d_in) -> (h * d_k, d_in).
@@ -72,6 +45,28 @@ Linear expand_kv_weight(const Linear& kv_layer, std::size_t h, std::size_t h_kv,
         xt::view(kv_layer.weight, xt::range(g * d_k, (g + 1) * d_k), xt::all());  // (d_k, d_in)
   }
   return out;
+}
+
+// h_kv: read from W_key.npy's width when --weights gives one (a learner's own model decides
+// it), else --kv-heads, else half of h when h is even. Refuses a W_key that is not whole heads
+// of d_k, and a --kv-heads that disagrees with the file.
+std::size_t kv_heads_option(const LessonOptions& opts, std::size_t h, std::size_t d_in, std::size_t d_k) {
+  const auto file = opts.weights.find("W_key");
+  const std::size_t in_axis = opts.weights_torch_layout ? 1 : 0;
+  // A wrong rank, or a file whose input axis is not d_in (the other layout?), is linear_weights'
+  // to refuse, with the shape it expected.
+  if (file == opts.weights.end() || file->second.shape.size() != 2 || file->second.shape[in_axis] != d_in)
+    return size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
+  const ExternalTensor& t = file->second;
+  const std::size_t width = t.shape[opts.weights_torch_layout ? 0 : 1];  // h_kv * d_k
+  if (width % d_k != 0)
+    throw UsageError("W_key.npy's width is not a whole number of heads", t.source,
+                     "a multiple of d_k = " + std::to_string(d_k) + " (--d-in / --heads)", std::to_string(width));
+  if (opts.kv_heads && *opts.kv_heads != width / d_k)
+    throw UsageError("--kv-heads disagrees with --weights", "--kv-heads",
+                     std::to_string(width / d_k) + " (from W_key.npy, " + std::to_string(width) + " wide)",
+                     std::to_string(*opts.kv_heads));
+  return width / d_k;
 }
 
 }  // namespace
@@ -88,7 +83,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
     throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + std::to_string(d_in),
                      std::to_string(h));
   const std::size_t d_k = d_in / h;
-  const std::size_t h_kv = size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
+  const std::size_t h_kv = kv_heads_option(opts, h, d_in, d_k);
   if (h_kv > h || h % h_kv != 0)
     throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
                      std::to_string(h_kv));
@@ -96,17 +91,22 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   check_size("attn_scores", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
   check_size("W_query.weight", {h * d_k, d_in}, opts.shapes_only, "--d-in");
 
-  // Four bias-free layers, drawn in the order a GQA module's __init__ builds them.
+  // The layer names on screen: W_query, ... or, under --preset llama, the model's q_proj, ...
+  const ArticleModel names = article_model(opts.preset);
+  const std::string &Wq = names.query, &Wk = names.key, &Wv = names.value, &Wo = names.output;
+
+  // Four bias-free layers, drawn in the order a GQA module's __init__ builds them (the order
+  // heads --preset llama draws q_proj, k_proj, v_proj, o_proj too), or read from --weights.
   recipe::Recipe steps = in.recipe;
   TorchGenerator gen(seed);
-  steps.seed(gen, seed);
+  if (opts.weights.empty()) steps.seed(gen, seed);
   GqaModel m;
   m.heads = h;
   m.kv_heads = h_kv;
-  m.W_query = linear_weights(opts, "W_query", d_in, h * d_k, false, gen, steps);     // weight (h * d_k, d_in)
-  m.W_key = linear_weights(opts, "W_key", d_in, h_kv * d_k, false, gen, steps);      // weight (h_kv * d_k, d_in)
-  m.W_value = linear_weights(opts, "W_value", d_in, h_kv * d_k, false, gen, steps);  // weight (h_kv * d_k, d_in)
-  m.out_proj = linear_weights(opts, "out_proj", h * d_k, d_in, false, gen, steps);   // weight (d_in, h * d_k)
+  m.W_query = linear_weights(opts, "W_query", d_in, h * d_k, false, gen, steps, Wq);     // weight (h * d_k, d_in)
+  m.W_key = linear_weights(opts, "W_key", d_in, h_kv * d_k, false, gen, steps, Wk);      // weight (h_kv * d_k, d_in)
+  m.W_value = linear_weights(opts, "W_value", d_in, h_kv * d_k, false, gen, steps, Wv);  // weight (h_kv * d_k, d_in)
+  m.out_proj = linear_weights(opts, "out_proj", h * d_k, d_in, false, gen, steps, Wo);   // weight (d_in, h * d_k)
 
   std::vector<std::string> setting;
   if (steps.uses_seed()) setting.push_back("seed " + std::to_string(seed));
@@ -117,6 +117,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   setting.push_back("kv_heads " + std::to_string(h_kv));
   setting.push_back("d_k " + std::to_string(d_k));
   setting.push_back("causal True");
+  if (!opts.preset.empty()) setting.push_back("preset " + opts.preset);
   out.header = {"gqa", "Grouped-query attention: from multi-head to multi-query",
                 "Ainslie et al. 2023, GQA; the Llama-3.2-3B attention block", setting, steps.lines()};
 
@@ -125,19 +126,23 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   const std::string H = std::to_string(h), HKV = std::to_string(h_kv), DK = std::to_string(d_k),
                     G = std::to_string(groups);
 
-  inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings");
+  {
+    auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings");
+    for (const auto& note : opts.preset_notes) s.note(note);
+  }
 
   {
     auto& s = out.stage("Projections: queries h * d_k wide, keys and values only h_kv * d_k",
-                        "queries = x @ W_query.weight^T   # W_query = nn.Linear(d_in, h*d_k, bias=False)\n"
-                        "keys = x @ W_key.weight^T; values = x @ W_value.weight^T   # nn.Linear(d_in, h_kv*d_k, bias=False)");
+                        "queries = x @ " + Wq + ".weight^T   # " + Wq + " = nn.Linear(d_in, h*d_k, bias=False)\n"
+                        "keys = x @ " + Wk + ".weight^T; values = x @ " + Wv + ".weight^T   # nn.Linear(d_in, h_kv*d_k, bias=False)");
     s.in("x", x);
-    s.show("W_query.weight", m.W_query.weight).show("W_key.weight", m.W_key.weight);
-    s.show("W_value.weight", m.W_value.weight).show("out_proj.weight", m.out_proj.weight);
+    s.show(Wq + ".weight", m.W_query.weight).show(Wk + ".weight", m.W_key.weight);
+    s.show(Wv + ".weight", m.W_value.weight).show(Wo + ".weight", m.out_proj.weight);
     s.show("queries", f.queries, tok).show("keys", f.keys, tok).show("values", f.values, tok);
-    s.note("W_query has " + std::to_string(h * d_k) + " rows (" + H + " heads of " + DK + "); W_key and W_value have " +
-           std::to_string(h_kv * d_k) + " (" + HKV + " heads of " + DK + "), so the key and value projections are " +
+    s.note(Wq + " has " + std::to_string(h * d_k) + " rows (" + H + " heads of " + DK + "); " + Wk + " and " + Wv +
+           " have " + std::to_string(h_kv * d_k) + " (" + HKV + " heads of " + DK + "), so the key and value projections are " +
            ratio_text(h, h_kv) + " narrower than the query projection.");
+    if (!opts.weights.empty()) s.note(weights_origin(opts));
   }
 
   {
@@ -180,7 +185,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Causal attention and the output projection",
                         "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)\n"
-                        "output = (attn_weights @ v_rep).transpose(1, 2).reshape(B, T, h*d_k) @ out_proj.weight^T");
+                        "output = (attn_weights @ v_rep).transpose(1, 2).reshape(B, T, h*d_k) @ " + Wo + ".weight^T");
     s.in("q_heads", f.q_heads).in("k_rep", k_rep);
     s.show("attn_scores", f.attn.attn_scores, tok, cols);
     s.show("attn_weights", f.attn.attn_weights, tok, cols);
@@ -215,22 +220,23 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   const Ten3 plain_out = linear(mha.out_proj, merge_heads(swap_token_head_axes(plain.context)));  // (B, T, d_in)
   {
     auto& s = out.stage("h_kv = h is multi-head attention; h_kv = 1 is multi-query attention",
-                        "W_key_mha.weight = W_key.weight.view(h_kv, d_k, d_in).repeat_interleave(h // h_kv, dim=0)"
+                        Wk + "_mha.weight = " + Wk + ".weight.view(h_kv, d_k, d_in).repeat_interleave(h // h_kv, dim=0)"
                         ".reshape(h*d_k, d_in)");
-    s.in("W_key.weight", m.W_key.weight);
-    s.show("W_key_mha.weight", mha.W_key.weight);
+    s.in(Wk + ".weight", m.W_key.weight);
+    s.show(Wk + "_mha.weight", mha.W_key.weight);
     check_close(s, "GQA run with h_kv = h equals ordinary multi-head attention (split, attend, merge)", f_mha.output,
                 plain_out);
     check_close(s, "this GQA layer equals the multi-head layer whose key/value heads are its kv heads repeated",
                 f.output, f_mha.output);
     s.note("GQA is multi-head attention with tied key/value weights: the " + std::to_string(h) +
            "-head layer above has " + std::to_string(h * d_k) + " key rows but only " + std::to_string(h_kv * d_k) +
-           " distinct ones. At the other end, --kv-heads 1 is multi-query attention (Shazeer 2019): W_key would be (" +
+           " distinct ones. At the other end, --kv-heads 1 is multi-query attention (Shazeer 2019): " + Wk + " would be (" +
            DK + ", " + std::to_string(d_in) + ") and all " + H + " query heads would read one key/value head.");
   }
 
   {
-    const std::uint64_t context = 131072;
+    const LlamaSizes& L = llama_3_2_3b();  // the sizes heads --preset llama uses too
+    const std::uint64_t context = L.context;
     std::vector<std::vector<std::string>> rows;
     auto add = [&](const std::string& model, const std::string& kind, std::uint64_t layers, std::uint64_t kv,
                    std::uint64_t dk, std::uint64_t dtype, const std::string& dname, std::uint64_t mha_bytes,
@@ -246,27 +252,48 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
     const std::uint64_t here_gqa =
         h_kv != h && h_kv != 1 ? add("this lesson (1 layer)", "GQA", 1, h_kv, d_k, 4, "float32", here_mha, false) : 0;
     add("this lesson (1 layer)", "MQA", 1, 1, d_k, 4, "float32", here_mha, false);
-    // Llama-3.2-3B: 28 layers, 24 query heads, 8 kv heads of 128, bf16.
-    const std::uint64_t llama_mha = kv_cache_bytes_per_token(28, 24, 128, 2);
-    add("Llama-3.2-3B (28 layers)", "MHA", 28, 24, 128, 2, "bf16", llama_mha, true);
-    const std::uint64_t llama_gqa = add("Llama-3.2-3B (28 layers)", "GQA (real)", 28, 8, 128, 2, "bf16", llama_mha, true);
-    const std::uint64_t llama_mqa = add("Llama-3.2-3B (28 layers)", "MQA", 28, 1, 128, 2, "bf16", llama_mha, true);
+    // Llama-3.2-3B (presets.hpp): 28 layers, 24 query heads, 8 kv heads of 128, bf16.
+    const std::string llama = "Llama-3.2-3B (" + std::to_string(L.layers) + " layers)";
+    const std::uint64_t llama_mha = kv_cache_bytes_per_token(L.layers, L.heads, L.head_dim, L.dtype_bytes);
+    add(llama, "MHA", L.layers, L.heads, L.head_dim, L.dtype_bytes, "bf16", llama_mha, true);
+    const std::uint64_t llama_gqa =
+        add(llama, "GQA (real)", L.layers, L.kv_heads, L.head_dim, L.dtype_bytes, "bf16", llama_mha, true);
+    const std::uint64_t llama_mqa = add(llama, "MQA", L.layers, 1, L.head_dim, L.dtype_bytes, "bf16", llama_mha, true);
 
     auto& s = out.stage("What sharing buys: the KV cache",
                         "bytes per token = 2 (K and V) * layers * h_kv * d_k * bytes per number");
-    s.table({"model", "attention", "kv heads", "dtype", "bytes per token", "cache at 131,072 tokens", "MHA / this"},
+    s.table({"model", "attention", "kv heads", "dtype", "bytes per token", "cache at " + with_commas(context) + " tokens",
+             "MHA / this"},
             rows);
-    s.check("Llama-3.2-3B's GQA cache is 114,688 bytes per token (2 * 28 * 8 * 128 * 2)", "|computed - 114,688|",
-            std::fabs(static_cast<double>(llama_gqa) - 114688.0), Relation::AtMost, 0.0);
-    s.check("sharing divides the cache by h / h_kv exactly: Llama's MHA needs 24 / 8 = 3 times GQA's bytes",
-            "|MHA - 3 * GQA| bytes", std::fabs(static_cast<double>(llama_mha) - 3.0 * static_cast<double>(llama_gqa)),
+    // 114,688 is the figure published for Llama-3.2-3B; the sizes above must give it.
+    s.check("Llama-3.2-3B's GQA cache is 114,688 bytes per token (2 * " + std::to_string(L.layers) + " * " +
+                std::to_string(L.kv_heads) + " * " + std::to_string(L.head_dim) + " * " + std::to_string(L.dtype_bytes) + ")",
+            "|computed - 114,688|", std::fabs(static_cast<double>(llama_gqa) - 114688.0), Relation::AtMost, 0.0);
+    s.check("sharing divides the cache by h / h_kv exactly: Llama's MHA needs " + std::to_string(L.heads) + " / " +
+                std::to_string(L.kv_heads) + " = " + std::to_string(L.heads / L.kv_heads) + " times GQA's bytes",
+            "|MHA - " + std::to_string(L.heads / L.kv_heads) + " * GQA| bytes",
+            std::fabs(static_cast<double>(llama_mha) - static_cast<double>(L.heads / L.kv_heads) * static_cast<double>(llama_gqa)),
             Relation::AtMost, 0.0);
+    // At Llama's sizes (--preset llama) this run's own W_key is Llama's k_proj: the table's row
+    // must follow from the tensor, one layer in float32 scaled to every layer in bf16.
+    const bool llama_sized = d_in == L.hidden && h == L.heads && h_kv == L.kv_heads && d_k == L.head_dim;
+    if (llama_sized) {
+      const double from_tensor = 2.0 * static_cast<double>(m.W_key.weight.shape()[0]) * 4.0;  // K and V, float32
+      s.check("this layer is Llama-3.2-3B's: 2 * " + Wk + ".weight's " + std::to_string(m.W_key.weight.shape()[0]) +
+                  " rows * 4 bytes (float32), times " + std::to_string(L.layers) + " layers in bf16, is the GQA row",
+              "|scaled - GQA row| bytes",
+              std::fabs(from_tensor * static_cast<double>(L.layers) * static_cast<double>(L.dtype_bytes) / 4.0 -
+                        static_cast<double>(llama_gqa)),
+              Relation::AtMost, 0.0);
+    }
     const std::uint64_t full_gqa = kv_cache_bytes(llama_gqa, context), full_mha = kv_cache_bytes(llama_mha, context);
     s.note("At Llama-3.2-3B's full context of " + with_commas(context) + " tokens the GQA cache holds " +
            human_bytes(full_gqa) + " for one sequence; with a key/value head per query head it would hold " +
            human_bytes(full_mha) + ", " + human_bytes(full_mha - full_gqa) + " more; with a single one (MQA) " +
-           human_bytes(kv_cache_bytes(llama_mqa, context)) + ". Its k_proj is Linear(3072 -> 1024): 8 kv heads of 128.");
-    s.note("Here the layer is tiny: " + with_commas(here_mha) + " bytes per token for MHA" +
+           human_bytes(kv_cache_bytes(llama_mqa, context)) + ". Its k_proj is Linear(" + std::to_string(L.hidden) +
+           " -> " + std::to_string(L.kv_heads * L.head_dim) + "): " + std::to_string(L.kv_heads) + " kv heads of " +
+           std::to_string(L.head_dim) + ".");
+    s.note(std::string(llama_sized ? "Here, one layer in float32: " : "Here the layer is tiny: ") + with_commas(here_mha) + " bytes per token for MHA" +
            (here_gqa ? ", " + with_commas(here_gqa) + " for GQA with " + HKV + " kv heads" : std::string()) + ", " +
            with_commas(kv_cache_bytes_per_token(1, 1, d_k, 4)) +
            " for MQA. The cache shrinks by the same factor h / h_kv at every size; the queries, and so the number of "
@@ -278,6 +305,9 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
 ATTN_REGISTER_LESSON({660, "gqa", "Grouped-query attention: from multi-head to multi-query",
                       "h query heads share h_kv key/value heads; the repeat_interleave copy; the KV cache it shrinks",
                       "Ainslie et al. 2023, GQA; the Llama-3.2-3B attention block",
-                      kSeed | kBatch | kSeqLen | kDIn | kHeads | kKvHeads | kTokens, lesson_gqa});
+                      kSeed | kBatch | kSeqLen | kDIn | kHeads | kKvHeads | kTokens | kInput | kWeights, lesson_gqa,
+                      {},
+                      // --weights DIR: the four bias-free layers (a bias file is refused, not half used).
+                      {"W_query", "W_key", "W_value", "out_proj"}});
 
 }  // namespace attn

@@ -84,7 +84,7 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
 
 void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
   const std::vector<std::string> mine = weight_file_names(lesson);
-  std::map<std::string, std::string> takers;  // file name -> the lessons that take it
+  std::map<std::string, std::vector<std::string>> takers;  // file name -> the lessons that take it
   for (const auto& l : lessons()) {
     if (!(l.options & kWeights) || l.name == lesson) continue;
     // Only lessons reading the same kind of directory: bahdanau's W_a.npy beside luong's W_g.npy
@@ -97,18 +97,21 @@ void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
     for (const auto& name : theirs) {
       bool taken = false;
       for (const auto& m : mine) taken = taken || m == name;
-      if (!taken) takers[name] += (takers[name].empty() ? "" : ", ") + std::string(l.name);
+      if (!taken) takers[name].push_back(l.name);
     }
   }
   std::string listed;
   for (const auto& m : mine) listed += (listed.empty() ? "" : ", ") + m + ".npy";
   std::error_code ec;
-  for (const auto& [name, by] : takers) {
+  for (const auto& [name, names] : takers) {
     const fs::path file = fs::path(dir) / (name + ".npy");
     if (!fs::exists(fs::symlink_status(file, ec))) continue;
     const bool bias = ends_with(name, "_bias");
+    std::string by;  // "heads", "heads and gqa", "a, b and c"
+    for (std::size_t i = 0; i < names.size(); ++i)
+      by += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
     throw UsageError(lesson + " does not use " + name + ".npy" + (bias ? " (it has no biases)" : "") +
-                         "; the " + by + " lesson" + (by.find(',') != std::string::npos ? "s take" : " takes") + " it",
+                         "; the " + by + " lesson" + (names.size() > 1 ? "s take" : " takes") + " it",
                      "--weights " + dir, listed, file.string());
   }
 }

@@ -533,13 +533,16 @@ TEST_CASE("weights with no values, and biases a lesson would ignore, are refused
   write_file(tmp.path / "bias" / "W_key_bias.npy", npy_of({2}, {0.1f, 0.2f}));
   for (const char* lesson : {"self-attention", "causal"})
     check_refused({lesson, "--weights", (tmp.path / "bias").string()},
-                  {std::string(lesson) + " does not use W_key_bias.npy (it has no biases); the heads lesson takes it",
-                   "W_query.npy, W_key.npy, W_value.npy vs"});
+                  {std::string(lesson) + " does not use W_key_bias.npy (it has no biases); the heads",  // and any later lesson
+                   "take", "W_query.npy, W_key.npy, W_value.npy vs"});
+  check_refused({"gqa", "--weights", (tmp.path / "bias").string()},
+                {"gqa does not use W_key_bias.npy (it has no biases); the heads", "take",
+                 "W_query.npy, W_key.npy, W_value.npy, out_proj.npy vs"});
   // Without the bias the same directory is taken.
   fs::remove(tmp.path / "bias" / "W_key_bias.npy");
   CHECK(attn_run({"lesson", "causal", "--weights", (tmp.path / "bias").string()}).status == 0);
   write_file(tmp.path / "bias" / "out_proj.npy", npy_of({2, 2}, {1, 0, 0, 1}));
-  check_refused({"causal", "--weights", (tmp.path / "bias").string()}, {"causal does not use out_proj.npy; the heads lesson takes it"});
+  check_refused({"causal", "--weights", (tmp.path / "bias").string()}, {"causal does not use out_proj.npy; the heads", "take"});
 }
 
 TEST_CASE("files and directories: misleading messages corrected") {
