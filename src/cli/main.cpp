@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
   lesson->add_option("--weights", raw.weights, "Weights from DIR: W_query.npy, W_key.npy, W_value.npy, out_proj.npy (+ *_bias.npy); bahdanau W_a.npy, U_a.npy, v_a.npy; luong W_g.npy, W_c.npy, v_c.npy")->type_name("DIR");
   lesson->add_option("--states", raw.states, "RNN lessons: encoder states H.npy (S, d_enc) and decoder state s.npy (bahdanau) or h_t.npy (luong) from DIR, instead of the lesson's own RNNs")->type_name("DIR");
   lesson->add_option("--weights-layout", raw.weights_layout, "math: files are (in, out) as in Q = X W (default); torch: (out, in) as nn.Linear.weight")->type_name("math|torch");
-  lesson->add_option("--dump", raw.dump, "Write every tensor as .npy plus manifest.json into DIR (new or empty)")->type_name("DIR");
+  lesson->add_option("--dump", raw.dump, "Write every tensor as .npy plus manifest.json into DIR (parents created; a previous dump there is replaced)")->type_name("DIR");
   lesson->add_option("--format", raw.format, "text (default) or json: the manifest with values inline, on stdout")->type_name("text|json");
   lesson->add_option("--preset", raw.preset, "An article's configuration (see attn list --presets)")->type_name("NAME");
   lesson->add_flag("--step", raw.step, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)");

@@ -388,6 +388,9 @@ TEST_CASE("the articles' names for the sizes run the same lesson as attn's own o
       {{"padding", "--d-model", "6"}, {"padding", "--d-in", "6"}},
       {{"padding", "--d-k", "6"}, {"padding", "--d-in", "6"}},
       {{"rope", "--head-dim", "4"}, {"rope", "--d-k", "4"}},  // rope declares --d-k itself
+      {{"rope", "--n-heads", "2"}, {"rope", "--heads", "2"}},
+      {{"flash", "--d-k", "8"}, {"flash", "--head-dim", "8"}},  // and flash --head-dim
+      {{"kv-cache", "--d-model", "16", "--num-heads", "4"}, {"kv-cache", "--d-in", "16", "--heads", "4"}},
   };
   for (const auto& [article, own] : same) {
     std::string line;
@@ -412,7 +415,7 @@ TEST_CASE("the articles' names where a lesson has no such size: one line with th
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"causal", "--num-heads", "2"},
        "lesson 'causal' has no head count: --num-heads is the articles' name for --heads, which only the multi-head "
-       "lessons take (--num-heads: a lesson with heads (heads, gqa"},
+       "lessons take (--num-heads: a lesson with heads (heads, "},
       {{"heads", "--d-k", "2"},
        "lesson 'heads' computes the head width itself, d_k = --d-out / --heads: for d_k 2, give --d-out = 2 x the "
        "number of heads (--d-k: --d-out and --heads vs --d-k 2)"},
@@ -422,6 +425,8 @@ TEST_CASE("the articles' names where a lesson has no such size: one line with th
        "state) (--d-model: --d-in or --hidden vs --d-model 4)"},
       {{"scaling", "--d-model", "4"}, "lesson 'scaling' has no model width"},
       {{"scaling", "--d-key", "4"}, "lesson 'scaling' has no option for the key width"},
+      {{"flash", "--num-heads", "2"}, "lesson 'flash' has no head count"},
+      {{"kv-cache", "--head-dim", "4"}, "d_k = --d-in / --heads"},
       {{"causal", "--d-model", "4", "--d-in", "4"},
        "--d-in and --d-model both set --d-in in lesson 'causal' (--d-model: one of them vs both)"},
       {{"heads", "--d-model", "8", "--d-out", "8"}, "--d-out and --d-model both set --d-out in lesson 'heads'"},
@@ -541,7 +546,7 @@ TEST_CASE("every command in README.md and docs/ whose comment names a shape show
   CHECK(checked >= 8);  // README's Phillips line, heads.md's article lines, bahdanau, luong, self-attention
 }
 
-TEST_CASE("CLICOLOR_FORCE colours the heatmaps in a pipe; NO_COLOR and --color never still win") {
+TEST_CASE("CLICOLOR_FORCE colours the heatmaps in a pipe, and NO_COLOR and --color never still win") {
   const std::string attn = "'" + kAttn + "' lesson causal";
   const std::string clean = "env -u NO_COLOR -u CLICOLOR_FORCE -u COLORTERM TERM=xterm ";
   const auto plain = run_shell(clean + attn);

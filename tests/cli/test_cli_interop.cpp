@@ -156,7 +156,7 @@ TEST_CASE("--dump refuses a target it would overwrite, and leaves nothing behind
   CHECK(entries == 1);  // keep.txt only: no temporary directory left over
 }
 
-TEST_CASE("--dump out/causal in a fresh directory creates out/; running it again replaces the dump") {
+TEST_CASE("--dump out/causal in a fresh directory creates out/, and running it again replaces the dump") {
   // Exactly as README.md and docs/interop.md write it, from a directory without out/.
   TempDir tmp;
   const std::string in_tmp = "cd '" + tmp.path.string() + "' && '" + kAttn + "' lesson ";
