@@ -13,7 +13,9 @@
 
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
+#include "cli/progress.hpp"
 #include "cli/render.hpp"
+#include "cli/terminal.hpp"
 #include "cli/verify.hpp"
 #include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
@@ -223,12 +225,16 @@ int list_lessons(bool names_only) {
   std::size_t width = 0;
   for (const auto& l : attn::lessons()) width = std::max(width, std::string(l.name).size());
   std::cout << "Lessons, in teaching order (run: attn lesson NAME):\n\n";
-  int i = 1;
+  // Numbers right-aligned to the widest ("  9." under " 10."), so names and summaries line up.
+  const std::size_t digits = std::to_string(attn::lessons().size()).size();
+  const std::string indent(2 + digits + 2 + width + 2, ' ');
+  std::size_t i = 1;
   for (const auto& l : attn::lessons()) {
     std::string name = l.name;
     name.resize(width, ' ');
-    const std::string indent(7 + width, ' ');
-    std::cout << "  " << i++ << ". " << name << "  " << l.title << "\n"
+    std::string number = std::to_string(i++);
+    number.insert(0, digits - number.size(), ' ');
+    std::cout << "  " << number << ". " << name << "  " << l.title << "\n"
               << attn::report::wrap(l.summary, 80, indent, indent);
   }
   return 0;
@@ -276,7 +282,14 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // The whole lesson is computed before anything is printed: a bad option or a size refused
   // half-way leaves stdout empty.
   attn::report::Report report;
-  lesson->run(opts, report);
+  {
+    // Training lessons report their steps; the bar shows only on a terminal's stderr, only for a
+    // run longer than half a second, and is gone (even on an error) before anything else prints.
+    attn::cli::ProgressBar bar(std::cerr, attn::cli::stderr_is_terminal());
+    opts.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
+    lesson->run(opts, report);
+    opts.progress = nullptr;
+  }
   // --allow-nonfinite: the first stage says where the kept NaN and inf are.
   // The report owns its stages (not const); Report only hands them out read-only.
   if (!report.stages().empty())

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -62,6 +63,11 @@ struct LessonOptions {
   // A lesson's own list options (OptionType::IntegerList: --valid-lens 5,2) by flag; an empty list
   // when the learner gave none (a given list is never empty), so the lesson picks its own default.
   std::map<std::string, std::vector<std::int64_t>> own_lists;
+  // Training lessons call this after each step with (steps done, steps in all); the CLI draws a
+  // progress bar on stderr from it (only on a terminal, only for a run longer than half a
+  // second). Empty everywhere else (tests, attn verify): lessons never touch the terminal.
+  // Call it through report_progress (lesson_kit/training.hpp), which checks for empty.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 
   // The value of one of the lesson's own options. LessonEntry::run fills in the defaults, so
   // inside a lesson this answers for every flag it declares; any other flag is a programming

@@ -144,6 +144,7 @@ std::string manifest_json(const Header& header, const std::string& command, cons
       first = false;
       j += "       {\"name\": " + json_string(t->name) + ", \"shape\": " + shape_json(t->shape);
       if (t->attention) j += ", \"attention\": true";
+      if (!t->curve_x.empty()) j += ", \"curve_x\": " + json_string(t->curve_x);
       if (inline_values) {
         std::size_t pos = 0;
         std::string values;

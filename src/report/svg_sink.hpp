@@ -1,6 +1,6 @@
 // --svg DIR: every attention-weight matrix as an SVG picture, like the articles' annotated
 // heatmaps: the value in each cell, tokens as tick labels, a colour bar, and a title naming the
-// lesson, the stage and the head.
+// lesson, the stage and the head. A curve (a training loss) becomes a line plot.
 //
 // One file per matrix, per (batch, head) for a multi-head tensor, named
 //   <lesson>-stage<NN>-<tensor>[-b<i>][-h<j>].svg     e.g. heads-stage09-attn_weights-b0-h1.svg
@@ -37,7 +37,14 @@ std::string svg_file_name(const std::string& lesson, std::size_t stage, std::siz
 std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t,
                         const PanelSet& set, const Panel& panel);
 
-// Writes the pictures of every attention tensor of each stage it is given. Each file is written
+// The SVG document of a curve (TensorItem::curve_x, such as a loss per training step): the points
+// joined by a line over x = 1..n, with grid lines and tick labels. The y axis is logarithmic when
+// every finite point is positive and they span more than a factor of 20 (a loss falling from 3 to
+// 0.002 would otherwise be a flat line after the first tenth), linear otherwise; non-finite points
+// break the line. File name: svg_file_name(lesson, stage, total, tensor, {}).
+std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t);
+
+// Writes the pictures of every attention tensor and every curve of each stage it is given. Each file is written
 // under a temporary name in `dir` and renamed, so a reader never sees half a picture.
 class SvgSink : public Sink {
  public:
