@@ -55,7 +55,7 @@ TEST_CASE("many points share columns, lines stay within the width, non-finite po
   CHECK(lines(render_curve(curve_of({1, 1, 1}), 80, 3))[2] == "  1.0000 |***");
 }
 
-TEST_CASE("the text sink draws a curve instead of printing its values; JSON keeps the values") {
+TEST_CASE("the text sink draws a curve instead of printing its values, and JSON keeps the values") {
   Report r;
   r.header = {"x", "X", "", {}, {}};
   Vec loss = xt::zeros<float>({3});

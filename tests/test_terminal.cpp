@@ -40,7 +40,7 @@ TEST_CASE("auto: CLICOLOR_FORCE paints into a pipe and a dumb terminal, but NO_C
   CHECK(color_depth(ColorChoice::never, false, nullptr, nullptr, "xterm", "1") == ColorDepth::none);
 }
 
-TEST_CASE("always and never win over everything else; COLORTERM picks the depth") {
+TEST_CASE("always and never win over everything else, COLORTERM picks the depth") {
   CHECK(color_depth(ColorChoice::always, false, "1", nullptr, "dumb") == ColorDepth::xterm256);
   CHECK(color_depth(ColorChoice::always, false, nullptr, "truecolor", nullptr) == ColorDepth::truecolor);
   CHECK(color_depth(ColorChoice::always, false, nullptr, "24bit", nullptr) == ColorDepth::truecolor);

@@ -17,9 +17,12 @@
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
 #include "cli/verify.hpp"
+#include "io/text_matrix.hpp"
 #include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
+#include "report/manifest.hpp"
+#include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
 
 namespace {
@@ -71,7 +74,8 @@ struct RawOptions {  // every option as typed, so the messages can quote it
   std::string input, weights, weights_layout, states, dump, format, preset, kv_heads;
   bool values = false;
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
-  std::string color, svg;  // pictures: --color, --svg
+  std::string color, svg, svg_panels;  // pictures: --color, --svg, --svg-panels
+  bool full_json = false;                // --full-json
   bool step = false;
   std::map<std::string, std::string> own;  // lessons' own options (LessonEntry::extra), by flag
   bool allow_nonfinite = false;  // --allow-nonfinite: keep NaN and inf from --input, --weights, --states
@@ -144,16 +148,25 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
       !cmd.get_option("--states")->count())
     throw UsageError("--allow-nonfinite has no file to apply to", "--allow-nonfinite", "--input, --weights or --states",
                      "none of them");
-  if (seen("--input")) o.input = attn::cli::load_input(raw.input, allow_nonfinite);
-  // Files are read only for a lesson that takes them (the others refuse the option by name).
+  if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
+  // Files are read only for a lesson that takes them (the others refuse the option by name), and
+  // a file's declared shape meets the lesson's limits before its data is read.
+  if (seen("--input") && (lesson.options & attn::kInput)) {
+    const auto limits = [&](const attn::Shape& shape, const std::string& source, bool complete) {
+      attn::cli::check_declared_input(lesson, o, shape, source, complete);
+    };
+    o.input = attn::cli::load_input(raw.input, allow_nonfinite, limits);
+  }
   if (seen("--weights") && (lesson.options & attn::kWeights)) {
     o.weights_dir = raw.weights;
-    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite);
+    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite,
+                            o.shapes_only);
     attn::cli::refuse_unused_weights(lesson.name, raw.weights);
   }
   if (seen("--states") && (lesson.options & attn::kStates)) {
     o.states_dir = raw.states;
-    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states, allow_nonfinite);
+    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states, allow_nonfinite,
+                            o.shapes_only);
   }
   if (seen("--weights-layout")) {
     if (raw.weights_layout != "math" && raw.weights_layout != "torch")
@@ -162,7 +175,6 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
     if (!seen("--weights")) throw UsageError("--weights-layout needs --weights", "--weights-layout", "--weights DIR", "no --weights");
     o.weights_torch_layout = raw.weights_layout == "torch";
   }
-  if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
   if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.tgt, attn::kMaxSentence);
   if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.hidden, 1, attn::kMaxHidden);
   // A lesson's own options: parsed against the declaration of this lesson; another lesson's
@@ -215,6 +227,25 @@ std::string extras_text(const CLI::App& app, const CLI::ExtrasError& e) {
     if (extra.size() > 1 && extra[0] == '-' && !std::isdigit(static_cast<unsigned char>(extra[1])))
       return attn::unknown_option_message(extra, known, help);
   return parse_error_text(e);
+}
+
+// The limits `attn lesson --help` states; each refusal names the option, the limit and what was
+// asked, before any work is done.
+std::string limits_help() {
+  const auto n = [](std::size_t v) { return std::to_string(v); };
+  return "Limits (checked before the work; a refusal names the option, the limit and what was asked):\n"
+         "  --batch, --seq-len, --d-in, --d-out, --heads, --kv-heads: 1.." + n(attn::kMaxSize) +
+         "; --tokens: at most " + n(attn::kMaxSize) + " words\n"
+         "  any tensor: at most " + n(attn::kMaxValues) + " values held, " + n(attn::kMaxPrintedValues) +
+         " printed (--shapes-only lifts the second)\n"
+         "  --src, --tgt: at most " + n(attn::kMaxSentence) + " words; --hidden: 1.." + n(attn::kMaxHidden) + "\n"
+         "  --input, --weights, --states: a file's shape (an .npy header, a text file's rows so far) meets\n"
+         "    these limits before its data is read; text files at most " + n(attn::kTextMaxBytes >> 20) + " MiB\n"
+         "  printing: a tensor over 1000 values shows the first and last 3 of each axis, as PyTorch does\n"
+         "  --format json: a tensor over " + n(attn::report::kJsonInlineValues) +
+         " values gets a summary instead of its values; --full-json writes all\n"
+         "  --svg: at most " + n(attn::report::kMaxSvgFiles) + " pictures per run (pick with --svg-panels), each at most " +
+         n(attn::report::kMaxSvgSide) + " x " + n(attn::report::kMaxSvgSide) + "\n";
 }
 
 int list_lessons(bool names_only) {
@@ -277,6 +308,9 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   if (cmd.get_option("--color")->count()) output.color = raw.color;
   output.svg = cmd.get_option("--svg")->count() > 0;
   output.svg_dir = raw.svg;
+  output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
+  output.svg_panel_list = raw.svg_panels;
+  output.full_json = raw.full_json;
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -356,10 +390,13 @@ int main(int argc, char** argv) {
   lesson->add_flag("--step", raw.step, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)");
   lesson->add_option("--color", raw.color, "Colour the heatmaps: auto (a terminal without NO_COLOR), always, never")->type_name("auto|always|never");
   lesson->add_option("--svg", raw.svg, "Write each attention matrix as an SVG heatmap into DIR (created if missing)")->type_name("DIR");
+  lesson->add_option("--svg-panels", raw.svg_panels, "Only these panels of --svg: b0 (batch entry 0), h1 (head 1), b0-h1, comma-separated")->type_name("LIST");
+  lesson->add_flag("--full-json", raw.full_json, "With --format json: every value of every tensor (default: over 1000 values, a summary)");
   lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
   lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
   lesson->add_flag("--allow-nonfinite", raw.allow_nonfinite, "Keep NaN and inf found in --input, --weights or --states (refused by default)");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
+  lesson->footer(limits_help());
   // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
   for (const auto& o : attn::declared_lesson_options()) {
     std::string takers;
@@ -386,6 +423,14 @@ int main(int argc, char** argv) {
   app.add_subcommand("exercises", "List the exercises: what to edit, and which pass now");
   CLI::App* check = app.add_subcommand("check", "Build one exercise and run its checks: attn check NAME");
   check->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  std::string check_time, check_memory, check_build_time;
+  const attn::cli::CheckLimits default_limits;
+  check->add_option("--time-limit", check_time, "Stop the checks after this many seconds, 1..3600 (default " +
+                    std::to_string(default_limits.time_limit_s) + ")")->type_name("SECONDS");
+  check->add_option("--memory-limit", check_memory, "Memory the checks may use, 256..1048576 MiB (default " +
+                    std::to_string(default_limits.memory_mib) + ")")->type_name("MIB");
+  check->add_option("--build-time-limit", check_build_time, "Stop the build after this many seconds, 1..86400 (default " +
+                    std::to_string(default_limits.build_time_limit_s) + ")")->type_name("SECONDS");
   CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
   hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
 
@@ -424,7 +469,13 @@ int main(int argc, char** argv) {
     } else if (app.got_subcommand("exercises")) {
       status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
     } else if (app.got_subcommand("check")) {
-      status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+      attn::cli::CheckLimits limits;
+      if (check->get_option("--time-limit")->count())
+        limits.time_limit_s = static_cast<int>(parse_number("--time-limit", check_time, 1, 3600));
+      if (check->get_option("--memory-limit")->count()) limits.memory_mib = parse_number("--memory-limit", check_memory, 256, 1 << 20);
+      if (check->get_option("--build-time-limit")->count())
+        limits.build_time_limit_s = static_cast<int>(parse_number("--build-time-limit", check_build_time, 1, 86400));
+      status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
       status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);
     } else {

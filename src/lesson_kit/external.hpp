@@ -30,6 +30,19 @@ struct LessonInput {
   std::size_t B = 1, T = 0, d_in = 0;
 };
 
+// The sizes an --input of `shape` gives a token lesson, refused when they disagree with --d-in,
+// --batch, --seq-len or --tokens, or when x (B, T, d_in) or the attention scores (B, T, T) every
+// token lesson makes would be too large (check_size). lesson_input calls it on the loaded file;
+// the command line calls it on the shape a file declares, before reading its data, so a huge
+// file is refused at once. With `complete` false the shape is a text file's rows so far: only
+// the size limits apply, which more rows could not lift.
+struct InputSizes {
+  std::size_t B = 1, T = 0, d_in = 0;
+  bool has_batch = false;  // the file is (B, T, d_in)
+};
+InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, const std::string& source,
+                             std::size_t default_B, bool complete = true);
+
 // --input (sizes from the file; a disagreeing --d-in, --seq-len or --batch is refused),
 // several --tokens sentences (one batch entry each), or the tokens and their embeddings
 // (lesson_kit/inputs.hpp), stacked to `default_B` copies unless --batch says otherwise.

@@ -107,11 +107,90 @@ std::string svg_size_problem(const Report& report) {
   return "";
 }
 
-void make_svg_dir(const std::string& dir) {
+void make_svg_dir(const std::string& dir, std::vector<std::string>* created) {
   if (is_dir(dir)) return;
-  make_svg_dir(parent_of(dir));
-  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+  make_svg_dir(parent_of(dir), created);
+  if (mkdir(dir.c_str(), 0777) != 0) {
+    if (errno == EEXIST) return;
     throw std::runtime_error("could not create the directory '" + dir + "': " + std::strerror(errno));
+  }
+  if (created) created->push_back(dir);
+}
+
+bool PanelSelection::selects(const Pick& pick, const std::vector<std::size_t>& index) const {
+  if (pick.batch >= 0 && index.size() >= 1 && index[0] != static_cast<std::size_t>(pick.batch)) return false;
+  if (pick.head >= 0 && index.size() >= 2 && index[1] != static_cast<std::size_t>(pick.head)) return false;
+  return true;
+}
+
+bool PanelSelection::selects(const std::vector<std::size_t>& index) const {
+  if (picks.empty()) return true;
+  for (const Pick& p : picks)
+    if (selects(p, index)) return true;
+  return false;
+}
+
+std::optional<PanelSelection> parse_panel_selection(const std::string& text) {
+  PanelSelection sel;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    PanelSelection::Pick pick;
+    pick.text = item;
+    std::size_t i = 0;
+    // "b" digits, then optionally "-h" digits; or "h" digits alone.
+    auto number = [&](long& into) {
+      const std::size_t from = i;
+      while (i < item.size() && std::isdigit(static_cast<unsigned char>(item[i])) && i - from < 6) ++i;
+      if (i == from) return false;
+      into = std::stol(item.substr(from, i - from));
+      return true;
+    };
+    bool ok = false;
+    if (i < item.size() && item[i] == 'b') {
+      ++i;
+      ok = number(pick.batch);
+      if (ok && i < item.size()) ok = item.compare(i, 2, "-h") == 0 && (i += 2, number(pick.head));
+    } else if (i < item.size() && item[i] == 'h') {
+      ++i;
+      ok = number(pick.head);
+    }
+    if (!ok || i != item.size()) return std::nullopt;
+    sel.picks.push_back(pick);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sel;
+}
+
+std::string svg_unmatched_pick(const Report& report, const PanelSelection& selection, std::size_t& count,
+                               std::string& available) {
+  count = 0;
+  std::vector<bool> used(selection.picks.size(), false);
+  std::size_t batches = 0, heads = 0;  // the largest counts seen, for the message
+  for (const Stage& s : report.stages())
+    for (const Item& item : s.items)
+      if (const auto* t = std::get_if<TensorItem>(&item); t && t->attention)
+        for (const Panel& p : panels_of(*t).panels) {
+          if (p.index.size() >= 1) batches = std::max(batches, p.index[0] + 1);
+          if (p.index.size() >= 2) heads = std::max(heads, p.index[1] + 1);
+          if (!selection.selects(p.index)) continue;
+          ++count;
+          for (std::size_t k = 0; k < selection.picks.size(); ++k) used[k] = used[k] || selection.selects(selection.picks[k], p.index);
+        }
+  for (std::size_t k = 0; k < selection.picks.size(); ++k) {
+    const auto& pick = selection.picks[k];
+    // A pick of an axis no tensor has, or of an index past its end, draws nothing: say what exists.
+    const bool batch_missing = pick.batch >= 0 && static_cast<std::size_t>(pick.batch) >= batches;
+    const bool head_missing = pick.head >= 0 && static_cast<std::size_t>(pick.head) >= heads;
+    if (!used[k] || batch_missing || head_missing) {
+      available = (batches ? "b0..b" + std::to_string(batches - 1) : std::string("no batch axis")) + ", " +
+                  (heads ? "h0..h" + std::to_string(heads - 1) : std::string("no head axis"));
+      return pick.text;
+    }
+  }
+  return "";
 }
 
 std::string svg_file_name(const std::string& lesson, std::size_t stage, std::size_t total_stages,
@@ -375,13 +454,14 @@ void SvgSink::stage(const Stage& s, std::size_t total) {
   for (const Item& item : s.items) {
     const auto* t = std::get_if<TensorItem>(&item);
     if (!t) continue;
-    if (!t->curve_x.empty()) {
+    if (!t->curve_x.empty()) {  // a curve is one picture, whatever --svg-panels picks
       write(t->name, {}, svg_curve(header_, s, total, *t));
       continue;
     }
     if (!t->attention) continue;
     const PanelSet set = panels_of(*t);
-    for (const Panel& p : set.panels) write(t->name, p.index, svg_picture(header_, s, total, *t, set, p));
+    for (const Panel& p : set.panels)
+      if (selection_.selects(p.index)) write(t->name, p.index, svg_picture(header_, s, total, *t, set, p));
   }
 }
 

@@ -165,7 +165,7 @@ TEST_CASE("rope with the fixture's parameters prints PyTorch's tensors, stage by
   CHECK(drawn);
 }
 
-TEST_CASE("rope: --heads 1 shows the default run's numbers with the head axes; the default stays (T, d_k)") {
+TEST_CASE("rope: --heads 1 shows the default run's numbers with the head axes, the default stays (T, d_k)") {
   const auto plain = run_lesson("rope");
   LessonOptions one;
   one.heads = 1;
