@@ -20,6 +20,8 @@
 #include <limits>
 #include <vector>
 
+#include <xtensor/xview.hpp>
+
 #include "core/attention.hpp"
 #include "core/cross_entropy.hpp"
 #include "core/embedding.hpp"
@@ -124,7 +126,7 @@ struct AttentionD {
 // Scores in, so the same function serves the gradient with respect to the scores.
 AttentionD attention_from_scores_d(const D<4>& scores, const D<4>& v, std::size_t d_k, bool causal) {
   const std::size_t B = scores.shape()[0], h = scores.shape()[1], T = scores.shape()[2], S = scores.shape()[3];
-  const double root = std::sqrt(static_cast<float>(d_k));
+  const double root = std::sqrt(static_cast<double>(d_k));
   D<4> scaled = scores / root;  // (B, h, T, S)
   if (causal)
     for (std::size_t m = 0; m < B * h; ++m)
@@ -341,6 +343,20 @@ TEST_CASE("cross_entropy and its backward: PyTorch's values, stable at +-1e4, an
   CHECK(differences(grad::cross_entropy_backward(logits, targets), numeric_gradient(logits, loss), kTol) == "");
   CHECK(contains(refusal([&] { cross_entropy(logits, {0, 1}); }), "2 targets for logits (5, 4)"));
   CHECK(contains(refusal([&] { grad::cross_entropy_backward(logits, {0, 1, 2, 3, 4}); }), "target 4 is not one of 4"));
+}
+
+TEST_CASE("cross_entropy with ignored targets: the mean is over the graded rows, the others get no gradient") {
+  // F.cross_entropy(z, t) with t = [2, -100, 0] (ignore_index) equals the mean over rows 0 and 2.
+  D<2> logits = random_double<2>(24, {3, 4}) * 3.0;  // (N, V)
+  const std::vector<std::size_t> targets = {2, kIgnoreTarget, 0};
+  const double both = cross_entropy(D<2>(xt::view(logits, xt::keep(0, 2), xt::all())), std::vector<std::size_t>{2, 0});
+  CHECK(cross_entropy(logits, targets) == doctest::Approx(both).epsilon(1e-15));
+  auto loss = [&] { return cross_entropy(logits, targets); };
+  const D<2> g = grad::cross_entropy_backward(logits, targets);
+  CHECK(differences(g, numeric_gradient(logits, loss), kTol) == "");
+  for (std::size_t v = 0; v < 4; ++v) CHECK(g(1, v) == 0.0);
+  CHECK(contains(refusal([&] { cross_entropy(logits, {kIgnoreTarget, kIgnoreTarget, kIgnoreTarget}); }),
+                 "every target is ignored"));
 }
 
 TEST_CASE("a residual's backward pass adds the gradient of each path") {

@@ -55,18 +55,19 @@ TEST_CASE("many points share columns, lines stay within the width, non-finite po
   CHECK(lines(render_curve(curve_of({1, 1, 1}), 80, 3))[2] == "  1.0000 |***");
 }
 
-TEST_CASE("the text sink draws a curve instead of printing its values, and JSON keeps the values") {
+TEST_CASE("the text sink draws a curve and lists a kept tensor without printing either, and JSON keeps both") {
   Report r;
   r.header = {"x", "X", "", {}, {}};
   Vec loss = xt::zeros<float>({3});
   loss(0) = 2.5f;
-  r.stage("Training").curve("loss", loss, "step");
+  r.stage("Training").curve("loss", loss, "step").keep("weights", loss);
   std::ostringstream out;
   TextSink sink(out, {});
   deliver(r, sink);
   CHECK(out.str().find("loss (3,)\n  2.5000 |*") != std::string::npos);
-  CHECK(out.str().find("tensor(") == std::string::npos);
+  CHECK(out.str().find("tensor(") == std::string::npos);  // neither the curve nor the kept tensor prints values
+  CHECK(out.str().find("out: loss (3,), weights (3,)") != std::string::npos);
   const std::string json = manifest_json(r.header, "attn lesson x", r.stages(), true);
   CHECK(json.find("\"curve_x\": \"step\"") != std::string::npos);
-  CHECK(json.find("[2.5, 0, 0]") != std::string::npos);
+  CHECK(json.find("\"name\": \"weights\", \"shape\": [3], \"values\": [2.5, 0, 0]") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "core/attention.hpp"
 #include "core/tiny_lm.hpp"
 #include "support.hpp"
 
@@ -87,13 +88,13 @@ TEST_CASE("the forward pass, the loss and every gradient match PyTorch's grad_ti
   TinyLm m = fixture_model();
   Ids ids, targets;
   fixture_data(ids, targets);
-  const TinyLmForward f = tiny_lm_forward(m, ids);
-  CHECK(differences(f.blocks[0].attention.attn_weights, load_fixture<4>("grad_tinylm__attn_weights.npy"), 1e-6) == "");
+  const TinyLmForward<float> f = tiny_lm_forward(m, ids);
+  CHECK(differences(f.blocks[0].attn_weights, load_fixture<4>("grad_tinylm__attn_weights.npy"), 1e-6) == "");
   CHECK(differences(f.logits, load_fixture<3>("grad_tinylm__logits.npy"), 1e-5) == "");
   const float loss = tiny_lm_loss(f, targets);
   CHECK(loss == doctest::Approx(load_fixture<1>("grad_tinylm__loss.npy")(0)).epsilon(1e-6));
 
-  const TinyLmGrads g = tiny_lm_backward(m, f, targets);
+  const TinyLmGrads<float> g = tiny_lm_backward(m, f, targets);
   // Gradients here are 1e-3 .. 1; float32 sums in another order differ by a few 1e-8.
   const double tol = 1e-6;
   CHECK(differences(g.params.tok, load_fixture<2>("grad_tinylm__tok_weight_grad.npy"), tol) == "");
@@ -113,6 +114,24 @@ TEST_CASE("the forward pass, the loss and every gradient match PyTorch's grad_ti
   CHECK(differences(m.tok, load_fixture<2>("grad_tinylm__tok_weight.npy"), 1e-6) == "");
   CHECK(differences(m.unembed.weight, load_fixture<2>("grad_tinylm__unembed_weight.npy"), 1e-6) == "");
   CHECK(after == doctest::Approx(load_fixture<1>("grad_tinylm__loss_after_sgd.npy")(0)).epsilon(1e-5));
+}
+
+TEST_CASE("the model's attention is core's attention, and the double model agrees with the float one") {
+  const TinyLm m = fixture_model();
+  Ids ids, targets;
+  fixture_data(ids, targets);
+  const TinyLmForward<float> f = tiny_lm_forward(m, ids);
+  // The forward pass computes attention itself, in the model's type; in float it equals core's.
+  const Attention core = scaled_dot_product_attention(f.blocks[0].queries, f.blocks[0].keys, f.blocks[0].values, true);
+  CHECK(differences(f.blocks[0].attn_weights, core.attn_weights, 1e-6) == "");
+  CHECK(differences(f.blocks[0].context, core.context, 1e-6) == "");
+  // model.double(): the same weights; loss and gradients agree with float32's to its rounding.
+  const TinyLmT<double> md = to_double(m);
+  const TinyLmForward<double> fd = tiny_lm_forward(md, ids);
+  CHECK(tiny_lm_loss(fd, targets) == doctest::Approx(load_fixture<1>("grad_tinylm__loss.npy")(0)).epsilon(1e-6));
+  const TinyLmGrads<double> gd = tiny_lm_backward(md, fd, targets);
+  CHECK(differences(gd.params.blocks[0].W_query.weight, load_fixture<2>("grad_tinylm__W_query_weight_grad.npy"), 1e-6) == "");
+  CHECK(differences(gd.params.tok, load_fixture<2>("grad_tinylm__tok_weight_grad.npy"), 1e-6) == "");
 }
 
 TEST_CASE("tiny_lm_params names and orders the parameters as the PyTorch modules") {
@@ -143,7 +162,7 @@ TEST_CASE("two blocks: the gradient agrees with a finite difference of the loss 
   const auto a = gen.randint(0, 6, 21), b = gen.randint(0, 6, 21);
   std::copy(a.begin(), a.end(), ids.begin());
   std::copy(b.begin(), b.end(), targets.begin());
-  const TinyLmGrads g = tiny_lm_backward(m, tiny_lm_forward(m, ids), targets);
+  const TinyLmGrads<float> g = tiny_lm_backward(m, tiny_lm_forward(m, ids), targets);
   auto params = tiny_lm_params(m, g.params);
   std::vector<std::vector<float>> direction, start;
   double slope = 0.0;  // g . u
@@ -177,6 +196,6 @@ TEST_CASE("tiny_lm refuses what it cannot run") {
   CHECK(contains(refusal([&] { tiny_lm_forward(m, bad); }), "id 7"));
   TorchGenerator gen(1);
   CHECK(contains(refusal([&] { make_tiny_lm(gen, 7, 5, 8, 3, 1); }), "heads 3"));
-  const TinyLmForward f = tiny_lm_forward(m, xt::zeros<std::size_t>({1, 3}));
+  const TinyLmForward<float> f = tiny_lm_forward(m, xt::zeros<std::size_t>({1, 3}));
   CHECK(contains(refusal([&] { tiny_lm_backward(m, f, xt::zeros<std::size_t>({1, 4})); }), "targets (1, 4)"));
 }

@@ -17,6 +17,7 @@
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
 #include "cli/verify.hpp"
+#include "core/heap.hpp"
 #include "io/text_matrix.hpp"
 #include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
@@ -351,6 +352,7 @@ int main(int argc, char** argv) {
   // A reader that leaves early (attn lesson causal | head -3) makes writes fail with EPIPE
   // instead of killing the process, so attn can end quietly with status 0.
   std::signal(SIGPIPE, SIG_IGN);
+  attn::keep_freed_memory();  // core/heap.hpp: why
 
   CLI::App app{"attn: the attention mechanism, one stage at a time.\n"
                "Each lesson prints the equation, the shapes and the tensors of every step,\n"

@@ -13,10 +13,21 @@ void check_cross_entropy_targets(const Shape& logits, const std::vector<std::siz
   if (logits[0] == 0 || targets.size() != logits[0])
     throw std::invalid_argument("cross_entropy: " + std::to_string(targets.size()) + " targets for logits " +
                                 shape_str(logits));
-  for (std::size_t t : targets)
+  std::size_t graded = 0;
+  for (std::size_t t : targets) {
+    if (t == kIgnoreTarget) continue;
+    ++graded;
     if (t >= logits[1])
       throw std::invalid_argument("cross_entropy: target " + std::to_string(t) + " is not one of " +
                                   std::to_string(logits[1]) + " classes");
+  }
+  if (graded == 0) throw std::invalid_argument("cross_entropy: every target is ignored");
+}
+
+std::size_t graded_targets(const std::vector<std::size_t>& targets) {
+  std::size_t n = 0;
+  for (std::size_t t : targets) n += t != kIgnoreTarget;
+  return n;
 }
 
 template <class T>
@@ -41,8 +52,9 @@ T cross_entropy(const xt::xtensor<T, 2>& logits, const std::vector<std::size_t>&
   const xt::xtensor<T, 2> log_p = log_softmax_rows(logits);  // (N, V)
   // Summed in double: a mean over a few hundred rows keeps float32's full precision.
   double total = 0.0;
-  for (std::size_t n = 0; n < targets.size(); ++n) total -= static_cast<double>(log_p(n, targets[n]));
-  return static_cast<T>(total / static_cast<double>(targets.size()));
+  for (std::size_t n = 0; n < targets.size(); ++n)
+    if (targets[n] != kIgnoreTarget) total -= static_cast<double>(log_p(n, targets[n]));
+  return static_cast<T>(total / static_cast<double>(graded_targets(targets)));
 }
 
 template xt::xtensor<float, 2> log_softmax_rows(const xt::xtensor<float, 2>&);

@@ -7,20 +7,29 @@
 // T is float (training) or double (the finite-difference tests).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "core/tensor.hpp"
 
 namespace attn {
 
-// Throws std::invalid_argument unless there is one target per row of logits (N, V), each < V.
+// A target that is not graded: its row adds nothing to the loss and gets no gradient, and the
+// mean is over the other rows (F.cross_entropy's ignore_index, -100 in PyTorch).
+constexpr std::size_t kIgnoreTarget = std::numeric_limits<std::size_t>::max();
+
+// Throws std::invalid_argument unless there is one target per row of logits (N, V), each < V or
+// kIgnoreTarget, and at least one is graded.
 void check_cross_entropy_targets(const Shape& logits, const std::vector<std::size_t>& targets);
+
+// How many targets are graded (not kIgnoreTarget).
+std::size_t graded_targets(const std::vector<std::size_t>& targets);
 
 // log_softmax by rows, stable: (N, V) -> (N, V).
 template <class T>
 xt::xtensor<T, 2> log_softmax_rows(const xt::xtensor<T, 2>& logits);
 
-// logits (N, V), targets (N,) each < V -> the mean loss. Throws std::invalid_argument for a
+// logits (N, V), targets (N,) each < V or kIgnoreTarget -> the mean loss over the graded rows. Throws std::invalid_argument for a
 // target out of range, no rows, or a size mismatch.
 template <class T>
 T cross_entropy(const xt::xtensor<T, 2>& logits, const std::vector<std::size_t>& targets);

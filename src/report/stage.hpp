@@ -28,6 +28,9 @@ struct TensorItem {
   // of printing its values, with x counted from 1 and named `curve_x` ("step"). Empty: not a curve.
   // Every other sink treats it as any tensor (--dump writes it as .npy, JSON lists its values).
   std::string curve_x = {};
+  // False for a tensor kept for --dump and JSON (trained weights, snapshots) that the text sink
+  // only lists on the stage's out: line: printing it would bury the lesson.
+  bool printed = true;
 };
 
 struct NoteItem {
@@ -100,6 +103,13 @@ struct Stage {
     static_assert(E::rank == 1, "curve() takes a 1-D tensor");
     show(std::move(name), t);
     std::get<TensorItem>(items.back()).curve_x = std::move(x_name);
+    return *this;
+  }
+  // A tensor kept for --dump and --format json and listed on the out: line, but not printed.
+  template <class E>
+  Stage& keep(std::string name, const E& t) {
+    show(std::move(name), t);
+    std::get<TensorItem>(items.back()).printed = false;
     return *this;
   }
   Stage& note(std::string text);

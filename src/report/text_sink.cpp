@@ -117,7 +117,7 @@ void TextSink::stage(const Stage& s, std::size_t total) {
 
 void TextSink::item(const Item& i) {
   if (const auto* t = std::get_if<TensorItem>(&i)) {
-    if (opts_.shapes_only) return;  // the "out:" line already names every shape
+    if (opts_.shapes_only || !t->printed) return;  // the "out:" line already names every shape
     if (!t->curve_x.empty()) {  // a loss curve: a picture, not 300 numbers
       out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << render_curve(*t, opts_.width);
       return;

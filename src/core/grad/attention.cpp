@@ -34,9 +34,9 @@ AttentionGrads<T> attention_backward(const xt::xtensor<T, 4>& q, const xt::xtens
   g.queries = xt::zeros<T>({B, h, Tq, d_k});     // (B, h, T, d_k)
   g.keys = xt::zeros<T>({B, h, S, d_k});         // (B, h, S, d_k)
   g.values = xt::zeros<T>({B, h, S, d_v});       // (B, h, S, d_v)
-  // The forward pass divides by sqrt(d_k) computed in float (core/attention.hpp, scale_scores),
-  // so the backward pass divides by the same number.
-  const T root = static_cast<T>(std::sqrt(static_cast<float>(d_k)));
+  // The forward pass divides by sqrt(d_k) rounded to T (in float as core/attention.hpp's
+  // scale_scores does), so the backward pass divides by the same number.
+  const T root = std::sqrt(static_cast<T>(d_k));
   for (std::size_t m = 0; m < B * h; ++m) {  // one (batch, head) matrix at a time
     const T* qm = q.data() + m * Tq * d_k;
     const T* km = k.data() + m * S * d_k;

@@ -15,6 +15,7 @@ namespace attn::grad {
 // c (m, n) = op(a) @ op(b) + beta * c, where op(a) is (m, k) and op(b) is (k, n).
 //   a is stored (m, k), or (k, m) when a_t;  b is stored (k, n), or (n, k) when b_t.
 // beta 1 accumulates into c (gradients summed over a batch or over layers); beta 0 overwrites.
+// Runs on the calling thread: a large product is cut into slices OpenBLAS does not thread (gemm.cpp).
 template <class T>
 void gemm(bool a_t, bool b_t, std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T beta, T* c);
 
