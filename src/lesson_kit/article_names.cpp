@@ -33,11 +33,11 @@ struct Absent {
 };
 const Absent kAbsent[] = {
     {"--dropout",
-     "attn has no --dropout: it runs attention as a model does at inference (model.eval()), where dropout is "
-     "off and every weight is kept; the articles' nn.Dropout acts only in training (see docs/names.md)"},
+     "attn has no --dropout: it runs attention as a model does at inference (model.eval()), where nn.Dropout "
+     "changes nothing; run the command without it to see the articles' numbers in eval mode (docs/names.md)"},
     {"--context-length",
-     "attn has no --context-length: the causal mask is built for exactly the tokens given (--seq-len), as the "
-     "book's mask[:num_tokens, :num_tokens] is cut to them (see docs/names.md)"},
+     "attn has no --context-length: the causal mask is built for exactly the tokens given, as the book's "
+     "mask[:num_tokens, :num_tokens] is cut to them; set the number of tokens with --seq-len (docs/names.md)"},
 };
 
 }  // namespace
@@ -111,12 +111,19 @@ std::vector<std::string> article_name_targets(const LessonEntry& lesson, const s
 }
 
 std::string unknown_option_message(const std::string& typed, const std::vector<std::string>& known,
-                                   const std::string& help_hint) {
+                                   const std::vector<std::string>& elsewhere, const std::string& help_hint) {
   const std::string name = typed.substr(0, typed.find('='));  // --dropout=0.1 names --dropout
   for (const Absent& a : kAbsent)
     if (name == a.flag) return a.why;
-  const std::string near = closest_name(name, known);
-  return "unknown option '" + name + "'" + (near.empty() ? " (" + help_hint + ")" : " (did you mean '" + near + "'?)");
+  std::vector<std::string> all = known;
+  all.insert(all.end(), elsewhere.begin(), elsewhere.end());
+  const std::string near = closest_name(name, all);
+  if (near.empty()) return "unknown option '" + name + "' (" + help_hint + ")";
+  // The nearest name may belong to another lesson (--head, typed to causal, is nearest --heads):
+  // say so, rather than offer a farther name this lesson takes.
+  if (std::find(known.begin(), known.end(), near) == known.end())
+    return "unknown option '" + name + "' (nearest: " + near + ", which this lesson does not take; " + help_hint + ")";
+  return "unknown option '" + name + "' (did you mean '" + near + "'?)";
 }
 
 }  // namespace attn

@@ -35,8 +35,10 @@ std::vector<std::string> article_name_targets(const LessonEntry& lesson, const s
 
 // The line for an option no one declares, as the learner typed it ("--seeed", "--dropout=0.1"):
 // the articles' options attn deliberately lacks (--dropout: attn runs attention as at inference)
-// get the reason, any other name the nearest of `known` within 3 edits, else `help_hint`.
+// get the reason and what to do; any other name the nearest of `known` (the options this command
+// or lesson takes) within 3 edits, or word that the nearest is one of `elsewhere` (other lessons'
+// options) and not taken here either, else `help_hint`.
 std::string unknown_option_message(const std::string& typed, const std::vector<std::string>& known,
-                                   const std::string& help_hint);
+                                   const std::vector<std::string>& elsewhere, const std::string& help_hint);
 
 }  // namespace attn

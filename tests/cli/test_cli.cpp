@@ -2,6 +2,7 @@
 // status. Bad input must give exactly one line on stderr, nothing on stdout and status 2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -125,8 +126,9 @@ TEST_CASE("a lesson's own option: strict, ranged, refused by the lessons that do
       {{"lesson", "scaling", "--samples", "1e3"}, "attn: error: --samples expects a whole number (--samples: 16..65536 vs '1e3')\n"},
       {{"lesson", "scaling", "--samples"}, "attn: error: --samples needs a value (--samples: a value vs nothing)\n"},
       {{"lesson", "causal", "--samples", "64"},
-       "attn: error: lesson 'causal' does not take --samples (--samples: one of --seed, --batch, --seq-len, --d-in, "
-       "--d-out, --tokens, --input, --weights, --precision, --shapes-only vs --samples)\n"},
+       "attn: error: lesson 'causal' does not take --samples (--samples: one of --batch, --seq-len, --d-in, --d-out, "
+       "--seed, --tokens, --input, --weights, --weights-layout, --allow-nonfinite (attn lesson causal --help) vs "
+       "--samples)\n"},
   };
   for (const auto& [args, message] : bad) {
     CAPTURE(args.back());
@@ -467,7 +469,15 @@ TEST_CASE("an unknown option: the nearest known one, or why attn lacks it") {
       {{"lesson", "heads", "--seeed", "1"}, "attn: error: unknown option '--seeed' (did you mean '--seed'?)\n"},
       {{"lesson", "heads", "--d_model", "8"}, "attn: error: unknown option '--d_model' (did you mean '--d-model'?)\n"},
       {{"lesson", "heads", "--nheads", "2"}, "attn: error: unknown option '--nheads' (did you mean '--heads'?)\n"},
-      {{"lesson", "heads", "--frobnicate"}, "attn: error: unknown option '--frobnicate' (see attn lesson --help)\n"},
+      {{"lesson", "heads", "--frobnicate"}, "attn: error: unknown option '--frobnicate' (see attn lesson heads --help)\n"},
+      // The nearest among the lesson's own options, not among every lesson's: causal has no --heads.
+      {{"lesson", "causal", "--seq_len", "4"}, "attn: error: unknown option '--seq_len' (did you mean '--seq-len'?)\n"},
+      {{"lesson", "causal", "--head", "2"},
+       "attn: error: unknown option '--head' (nearest: --heads, which this lesson does not take; see attn lesson "
+       "causal --help)\n"},
+      {{"lesson", "rope", "--theat", "3"}, "attn: error: unknown option '--theat' (did you mean '--theta'?)\n"},
+      // An unknown lesson is named first, whatever follows it.
+      {{"lesson", "casual", "--seeed", "1"}, "attn: error: unknown lesson 'casual' (did you mean 'causal'?)\n"},
       {{"verify", "--seed", "3"}, "attn: error: unknown option '--seed' (did you mean '--seeds'?)\n"},
       {{"list", "--name"}, "attn: error: unknown option '--name' (did you mean '--names'?)\n"},
   };
@@ -486,10 +496,12 @@ TEST_CASE("an unknown option: the nearest known one, or why attn lacks it") {
     CHECK(r.out.empty());
     CHECK(count_lines(r.err) == 1);
     CHECK(r.err.rfind("attn: error: attn has no --dropout: it runs attention as a model does at inference", 0) == 0);
+    CHECK(r.err.find("run the command without it") != std::string::npos);  // what to do
   }
   const auto context = attn_run({"lesson", "causal", "--context-length", "1024"});
   CHECK(context.status == 2);
   CHECK(context.err.rfind("attn: error: attn has no --context-length: ", 0) == 0);
+  CHECK(context.err.find("set the number of tokens with --seq-len") != std::string::npos);
   // A stray word is still CLI11's complaint, reworded.
   CHECK(attn_run({"lesson", "causal", "extra"}).err ==
         "attn: error: unexpected argument 'extra' (see attn --help and attn lesson --help)\n");
@@ -572,4 +584,237 @@ TEST_CASE("CLICOLOR_FORCE colours the heatmaps in a pipe, and NO_COLOR and --col
   CHECK(run_shell(clean + "CLICOLOR_FORCE=0 " + attn).out.find("\x1b[") == std::string::npos);
   CHECK(run_shell(clean + "CLICOLOR_FORCE=1 NO_COLOR=1 " + attn).out.find("\x1b[") == std::string::npos);
   CHECK(run_shell(clean + "CLICOLOR_FORCE=1 " + attn + " --color never").out.find("\x1b[") == std::string::npos);
+}
+
+namespace {
+
+// The options a help text lists: every line that starts, after spaces, with "--name".
+std::vector<std::string> listed_flags(const std::string& help) {
+  std::vector<std::string> flags;
+  std::istringstream in(help);
+  static const std::regex option(R"(^ +(--[a-z][a-z0-9-]*))");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_search(line, m, option)) flags.push_back(m[1]);
+  return flags;
+}
+
+// The section of a help text under `heading` (a line "heading:"), up to the next blank line.
+std::string section(const std::string& help, const std::string& heading) {
+  const auto at = help.find("\n" + heading + ":\n");
+  if (at == std::string::npos) return "";
+  const auto start = at + heading.size() + 3;
+  return help.substr(start, help.find("\n\n", start) - start);
+}
+
+bool has(const std::vector<std::string>& words, const std::string& w) {
+  return std::find(words.begin(), words.end(), w) != words.end();
+}
+
+}  // namespace
+
+TEST_CASE("attn lesson NAME --help: the lesson's own options apart from the shared ones, and only what it takes") {
+  const auto general = attn_run({"lesson", "--help"});
+  REQUIRE(general.status == 0);
+  const auto every = listed_flags(general.out);
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    const auto r = attn_run({"lesson", name, "--help"});
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.rfind("attn lesson " + name + ": ", 0) == 0);
+    CHECK(r.out.find("Page: docs/" + name + ".md") != std::string::npos);
+    // Nothing invented: every option shown is one `attn lesson` has.
+    for (const auto& f : listed_flags(r.out)) CHECK_MESSAGE(has(every, f), f);
+  }
+  // Each group holds what this lesson reads, and nothing another lesson reads instead.
+  const auto causal = attn_run({"lesson", "causal", "--help"}).out;
+  CHECK(causal.find("Options of this lesson: none") != std::string::npos);
+  CHECK(has(listed_flags(section(causal, "Sizes and model")), "--d-in"));
+  CHECK(has(listed_flags(section(causal, "Inputs")), "--tokens"));
+  CHECK(has(listed_flags(section(causal, "Outputs")), "--dump"));
+  CHECK(has(listed_flags(section(causal, "Display")), "--precision"));
+  for (const char* other : {"--heads", "--causal", "--no-causal", "--kv-heads", "--theta", "--samples", "--src", "--num-heads"})
+    CHECK_MESSAGE(!has(listed_flags(causal), other), other);
+  CHECK(section(causal, "The articles' names here (docs/names.md)").find("--d-model INT") != std::string::npos);
+
+  const auto heads = attn_run({"lesson", "heads", "--help"}).out;
+  for (const char* own : {"--heads", "--causal", "--no-causal", "--kv-heads", "--qkv-bias"})
+    CHECK_MESSAGE(has(listed_flags(section(heads, "Sizes and model")), own), own);
+  CHECK(section(heads, "The articles' names here (docs/names.md)").find("--d-model INT") != std::string::npos);
+  CHECK(section(heads, "The articles' names here (docs/names.md)").find("the same as --d-in and --d-out") != std::string::npos);
+  CHECK(heads.find("Presets: raschka, phillips, rakesh, llama") != std::string::npos);
+
+  // Own options with their range and default, grouped apart; the other spellings of rope's --d-k
+  // among the articles' names.
+  const auto rope = attn_run({"lesson", "rope", "--help"}).out;
+  const auto rope_own = section(rope, "Options of this lesson");
+  CHECK(listed_flags(rope_own) == std::vector<std::string>{"--theta", "--d-k", "--shift"});
+  CHECK(std::regex_search(rope_own, std::regex(R"(2\.\.1e9,\s+default 10000)")));
+  CHECK(section(rope, "The articles' names here (docs/names.md)").find("--head-dim INT") != std::string::npos);
+  CHECK(!has(listed_flags(section(rope, "Sizes and model")), "--d-in"));
+  CHECK(listed_flags(section(attn_run({"lesson", "scaling", "--help"}).out, "Options of this lesson")) ==
+        std::vector<std::string>{"--samples"});
+
+  // `attn lesson --help` keeps every option, in the same groups.
+  for (const char* group : {"Sizes and model", "Inputs", "Outputs", "Display"})
+    CHECK_MESSAGE(general.out.find(std::string("\n") + group + ":\n") != std::string::npos, group);
+  CHECK(general.out.find("Mask the future (heads, flash)") != std::string::npos);  // who reads it, from the registry
+
+  // An unknown lesson: one line, status 2, as without --help.
+  const auto bad = attn_run({"lesson", "casual", "--help"});
+  CHECK(bad.status == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "attn: error: unknown lesson 'casual' (did you mean 'causal'?)\n");
+}
+
+namespace {
+
+// What the completion script offers for a command line typed up to the cursor (`words`, the last
+// one being the word under the cursor), sorted; run in `dir`.
+std::vector<std::string> complete(const std::string& script, const std::vector<std::string>& words,
+                                  const std::string& dir = ".") {
+  std::string line = "cd '" + dir + "' && source '" + script + "' && COMP_WORDS=(";
+  for (const auto& w : words) line += " '" + w + "'";
+  line += " ) && COMP_CWORD=" + std::to_string(words.size() - 1) + " && { _attn; printf '%s\\n' \"${COMPREPLY[@]}\"; }";
+  const auto r = run({"/bin/bash", "-c", line});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::vector<std::string> offered;
+  std::istringstream in(r.out);
+  for (std::string w; std::getline(in, w);)
+    if (!w.empty()) offered.push_back(w);
+  std::sort(offered.begin(), offered.end());
+  return offered;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("attn completion bash: a script bash runs, offering every command, lesson, option, preset and exercise") {
+  const auto printed = attn_run({"completion", "bash"});
+  REQUIRE(printed.status == 0);
+  CHECK(printed.err.empty());
+  const std::string dir = std::string(ATTN_TEST_TMP) + "/completion";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/outdir");
+  std::ofstream(dir + "/notes.txt") << "x";
+  const std::string script = dir + "/attn.bash";
+  std::ofstream(script) << printed.out;
+  CHECK(run({"/bin/bash", "-n", script}).status == 0);
+  CHECK(run({"/bin/bash", "-c", "source '" + script + "' && complete -p attn"}).out.find("-F _attn") != std::string::npos);
+
+  // The commands, as `attn --help` lists them.
+  const auto top = complete(script, {"attn", ""});
+  for (const char* c : {"list", "lesson", "exercises", "check", "hint", "verify", "completion"}) {
+    CHECK_MESSAGE(has(top, c), c);
+    CHECK_MESSAGE(attn_run({"--help"}).out.find(std::string("  ") + c + " ") != std::string::npos, c);
+  }
+  // Every lesson, and for each exactly the options its --help lists.
+  CHECK(complete(script, {"attn", "lesson", ""}) == sorted(lesson_names()));
+  CHECK(complete(script, {"attn", "lesson", "ca"}) == std::vector<std::string>{"causal"});
+  std::vector<std::string> offered_somewhere;
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    auto expected = listed_flags(attn_run({"lesson", name, "--help"}).out);
+    expected.push_back("--help");
+    const auto offered = complete(script, {"attn", "lesson", name, "--"});
+    CHECK(offered == sorted(expected));
+    offered_somewhere.insert(offered_somewhere.end(), offered.begin(), offered.end());
+  }
+  // Every option of `attn lesson --help` is offered for some lesson, and all of them before a name.
+  const auto every = listed_flags(attn_run({"lesson", "--help"}).out);
+  const auto before_name = complete(script, {"attn", "lesson", "--"});
+  for (const auto& f : every) {
+    CHECK_MESSAGE(has(offered_somewhere, f), f);
+    CHECK_MESSAGE(has(before_name, f), f);
+  }
+  // The lesson is found past an option's value, and an option's value completes by its kind.
+  CHECK(complete(script, {"attn", "lesson", "--seed", "3", "heads", "--n-"}) == std::vector<std::string>{"--n-heads"});
+  CHECK(complete(script, {"attn", "lesson", "causal", "--n-"}).empty());
+  CHECK(complete(script, {"attn", "lesson", "heads", "--preset", ""}) ==
+        sorted({"raschka", "phillips", "rakesh", "llama"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--preset", ""}) == sorted({"raschka", "evolution"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--format", ""}) == sorted({"text", "json"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--color", "a"}) == sorted({"auto", "always"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--seed", ""}).empty());
+  CHECK(complete(script, {"attn", "lesson", "causal", "--dump", ""}, dir) == std::vector<std::string>{"outdir"});
+  CHECK(has(complete(script, {"attn", "lesson", "causal", "--input", ""}, dir), "notes.txt"));
+  CHECK(complete(script, {"attn", "verify", "--lesson", "lea"}) == std::vector<std::string>{"learn-heads"});
+  CHECK(complete(script, {"attn", "verify", "--"}) == sorted({"--help", "--seeds", "--lesson", "--list"}));
+  CHECK(complete(script, {"attn", "list", "--"}) == sorted({"--help", "--presets", "--names"}));
+  // The exercises, as lessons/exercises/exercises.txt (the one table) names them.
+  std::vector<std::string> exercises;
+  std::istringstream table(read_file(std::string(ATTN_SOURCE_DIR) + "/lessons/exercises/exercises.txt"));
+  for (std::string line; std::getline(table, line);)
+    if (!line.empty() && line[0] != '#') exercises.push_back(line.substr(0, line.find(' ')));
+  REQUIRE(exercises.size() >= 10);
+  CHECK(complete(script, {"attn", "check", ""}) == sorted(exercises));
+  CHECK(complete(script, {"attn", "hint", ""}) == sorted(exercises));
+  CHECK(complete(script, {"attn", "check", "causal-mask", "--t"}) == std::vector<std::string>{"--time-limit"});
+  CHECK(complete(script, {"attn", "completion", ""}) == std::vector<std::string>{"bash"});
+
+  const auto zsh = attn_run({"completion", "zsh"});
+  CHECK(zsh.status == 2);
+  CHECK(zsh.out.empty());
+  CHECK(zsh.err == "attn: error: attn completion has no script for 'zsh' (completion: bash vs 'zsh')\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("every command of the README's 'Using it' block runs, with exit status 0") {
+  // From a fresh directory, as a learner pastes them: ./build/attn is this attn. Two lines are run
+  // by other tests instead: --step needs a terminal (test_pictures drives it on a pseudo-terminal),
+  // and `attn verify` is the CTest test verify/all-lessons-50-seeds.
+  const std::string readme = read_file(std::string(ATTN_SOURCE_DIR) + "/README.md");
+  const auto start = readme.find("## Using it\n\n```sh\n");
+  REQUIRE(start != std::string::npos);
+  const auto body = readme.find('\n', readme.find("```sh", start)) + 1;
+  std::istringstream block(readme.substr(body, readme.find("```", body) - body));
+  const std::string dir = std::string(ATTN_TEST_TMP) + "/readme";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    // x.npy for `--input x.npy`: a float32 (6, 3) matrix.
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (6, 3), }";
+    h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+    h += '\n';
+    std::ofstream npy(dir + "/x.npy", std::ios::binary);
+    npy << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(h.size()) << '\0' << h;
+    for (int i = 0; i < 18; ++i) {
+      const float v = 0.05f * static_cast<float>(i);
+      npy.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+  std::size_t ran = 0;
+  std::vector<std::string> elsewhere;
+  for (std::string line; std::getline(block, line);) {
+    REQUIRE(line.find("./build/attn ") != std::string::npos);
+    std::string command = line.substr(0, line.find(" # "));
+    while (!command.empty() && command.back() == ' ') command.pop_back();
+    if (command.find("--step") != std::string::npos || command == "./build/attn verify") {
+      elsewhere.push_back(command);
+      continue;
+    }
+    CAPTURE(command);
+    const std::string typed = "./build/attn";
+    for (auto at = command.find(typed); at != std::string::npos; at = command.find(typed, at + kAttn.size() + 2))
+      command.replace(at, typed.size(), "'" + kAttn + "'");
+    // A pipe into a tool that is not installed (jq) runs attn alone.
+    const auto bar = command.find(" | ");
+    if (bar != std::string::npos) {
+      const std::string tool = command.substr(bar + 3, command.find(' ', bar + 3) - bar - 3);
+      if (run_shell("command -v " + tool).status != 0) command.resize(bar);
+    }
+    const auto r = run({"/bin/bash", "-c", "set -o pipefail; cd '" + dir + "' && " + command + " > /dev/null"}, 300);
+    CAPTURE(r.err);
+    CHECK(r.status == 0);
+    ++ran;
+  }
+  CHECK(elsewhere == std::vector<std::string>{"./build/attn lesson causal --step", "./build/attn verify"});
+  CHECK(ran >= 25);
+  CHECK(std::filesystem::exists(dir + "/out/causal/manifest.json"));  // --dump made out/ itself
+  std::filesystem::remove_all(dir);
 }
