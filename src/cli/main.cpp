@@ -263,7 +263,7 @@ std::string extras_text(const CLI::App& app, const CLI::ExtrasError& e, const Ra
   for (const auto& extra : cmd->remaining())
     if (extra.size() > 1 && extra[0] == '-' && !std::isdigit(static_cast<unsigned char>(extra[1])))
       return attn::unknown_option_message(extra, known, elsewhere, help);
-  return parse_error_text(e);
+  return parse_error_text(e, app.remaining(true));
 }
 
 // The limits `attn lesson --help` states; each refusal names the option, the limit and what was
