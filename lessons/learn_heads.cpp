@@ -288,14 +288,16 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
     if (k >= 2 && (snap_steps.empty() || snap_steps.back() != k)) snap_steps.push_back(k);
   std::vector<xt::xtensor<double, 4>> snapshots;  // held-out 0, layer 2, at those steps
   report_progress(opts, 1, steps);
+  TinyLmForward<double> f;  // every step's activations and gradients, in the same memory each step
+  TinyLmGrads<double> g;
   for (std::size_t step = 2; step <= steps; ++step) {
     const InductionBatch batch = make_induction_batch(data_gen, B, kTask);  // this step's fresh sequences
     const Ids &x = batch.inputs, &y = batch.targets;                       // (B, T) each
-    const TinyLmForward<double> f = tiny_lm_forward(model, x);    // forward
-    const double loss = tiny_lm_loss(f, y);                       // loss
+    tiny_lm_forward(model, x, f);                 // forward
+    const double loss = tiny_lm_loss(f, y);       // loss
     check_finite_loss(loss, step, steps, lr);
-    const TinyLmGrads<double> g = tiny_lm_backward(model, f, y);  // backward
-    adam.step(tiny_lm_params(model, g.params));                   // update
+    tiny_lm_backward(model, f, y, g);             // backward
+    adam.step(tiny_lm_params(model, g.params));   // update
     losses(step - 1) = loss;
     report_progress(opts, step, steps);
     for (std::size_t k = 0; k < snap_steps.size(); ++k)

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "core/attention.hpp"
 #include "core/tiny_lm.hpp"
@@ -185,6 +186,52 @@ TEST_CASE("two blocks: the gradient agrees with a finite difference of the loss 
   CAPTURE(slope);
   CAPTURE(numeric);
   CHECK(std::fabs(numeric - slope) <= 2e-3 * std::max(1.0, std::fabs(slope)));
+}
+
+TEST_CASE("a forward and backward pass into reused buffers equals one into fresh buffers, whatever the buffers held") {
+  // The training loops pass the same TinyLmForward and TinyLmGrads every step. A buffer that kept
+  // something of its last use (a bias gradient summed on top of the last one, a row not
+  // overwritten after a shape change) would show here as a difference from fresh buffers.
+  TorchGenerator gen(7);
+  TinyLm m = make_tiny_lm(gen, 6, 7, 8, 2, 2);
+  auto batch = [&](std::size_t B, std::size_t T) {
+    Ids ids = xt::empty<std::size_t>({B, T}), targets = xt::empty<std::size_t>({B, T});  // (B, T)
+    const auto a = gen.randint(0, 6, B * T), b = gen.randint(0, 6, B * T);
+    std::copy(a.begin(), a.end(), ids.begin());
+    std::copy(b.begin(), b.end(), targets.begin());
+    return std::pair<Ids, Ids>{ids, targets};
+  };
+  TinyLmForward<float> f;
+  TinyLmGrads<float> g;
+  // Same shape twice, then a smaller batch and shorter sequences, then the first shape again.
+  for (const auto& [B, T] : {std::pair<std::size_t, std::size_t>{3, 7}, {3, 7}, {2, 4}, {3, 7}}) {
+    CAPTURE(B);
+    CAPTURE(T);
+    const auto [ids, targets] = batch(B, T);
+    tiny_lm_forward(m, ids, f);
+    tiny_lm_backward(m, f, targets, g);
+    const TinyLmForward<float> f_new = tiny_lm_forward(m, ids);
+    const TinyLmGrads<float> g_new = tiny_lm_backward(m, f_new, targets);
+    CHECK(f.logits == f_new.logits);
+    CHECK(f.blocks[1].x == f_new.blocks[1].x);
+    CHECK(f.blocks[1].attn_weights == f_new.blocks[1].attn_weights);
+    CHECK(tiny_lm_loss(f, targets) == tiny_lm_loss(f_new, targets));
+    CHECK(g.x == g_new.x);
+    CHECK(g.logits == g_new.logits);
+    CHECK(g.blocks[0].queries == g_new.blocks[0].queries);
+    TinyLm model_copy = m;
+    const auto reused = tiny_lm_params(m, g.params), fresh = tiny_lm_params(model_copy, g_new.params);
+    REQUIRE(reused.size() == fresh.size());
+    for (std::size_t k = 0; k < reused.size(); ++k) {
+      CAPTURE(reused[k].name);
+      REQUIRE(reused[k].size == fresh[k].size);
+      CHECK(std::equal(reused[k].grad, reused[k].grad + reused[k].size, fresh[k].grad));
+    }
+    // Poison every buffer: the next pass must overwrite all of it.
+    for (auto* t : {&f.x, &f.y, &f.logits, &f.projection, &g.x, &g.logits, &g.d_rows, &g.d_input}) t->fill(1e30f);
+    for (auto& b : g.params.blocks) b.out_proj.bias.fill(1e30f);
+    for (auto& b : f.blocks) b.attn_weights.fill(1e30f);
+  }
 }
 
 TEST_CASE("tiny_lm refuses what it cannot run") {

@@ -3,6 +3,7 @@
 // Legend: N rows, V classes.
 #include "core/cross_entropy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -47,19 +48,34 @@ xt::xtensor<T, 2> log_softmax_rows(const xt::xtensor<T, 2>& logits) {
 }
 
 template <class T>
-T cross_entropy(const xt::xtensor<T, 2>& logits, const std::vector<std::size_t>& targets) {
-  check_cross_entropy_targets(to_shape(logits.shape()), targets);
-  const xt::xtensor<T, 2> log_p = log_softmax_rows(logits);  // (N, V)
+T cross_entropy(const T* logits, std::size_t N, std::size_t V, const std::vector<std::size_t>& targets) {
+  check_cross_entropy_targets({N, V}, targets);
   // Summed in double: a mean over a few hundred rows keeps float32's full precision.
   double total = 0.0;
-  for (std::size_t n = 0; n < targets.size(); ++n)
-    if (targets[n] != kIgnoreTarget) total -= static_cast<double>(log_p(n, targets[n]));
+  for (std::size_t n = 0; n < N; ++n) {
+    if (targets[n] == kIgnoreTarget) continue;
+    // log_softmax(z)[target] = z[target] - max(z) - log(sum(exp(z - max(z)))), as log_softmax_rows
+    const T* z = logits + n * V;
+    T top = z[0];
+    for (std::size_t v = 1; v < V; ++v) top = std::max(top, z[v]);
+    T sum = 0;
+    for (std::size_t v = 0; v < V; ++v) sum += std::exp(z[v] - top);
+    const T log_sum = std::log(sum);
+    total -= static_cast<double>(z[targets[n]] - top - log_sum);
+  }
   return static_cast<T>(total / static_cast<double>(graded_targets(targets)));
+}
+
+template <class T>
+T cross_entropy(const xt::xtensor<T, 2>& logits, const std::vector<std::size_t>& targets) {
+  return cross_entropy(logits.data(), logits.shape()[0], logits.shape()[1], targets);
 }
 
 template xt::xtensor<float, 2> log_softmax_rows(const xt::xtensor<float, 2>&);
 template xt::xtensor<double, 2> log_softmax_rows(const xt::xtensor<double, 2>&);
 template float cross_entropy(const xt::xtensor<float, 2>&, const std::vector<std::size_t>&);
 template double cross_entropy(const xt::xtensor<double, 2>&, const std::vector<std::size_t>&);
+template float cross_entropy(const float*, std::size_t, std::size_t, const std::vector<std::size_t>&);
+template double cross_entropy(const double*, std::size_t, std::size_t, const std::vector<std::size_t>&);
 
 }  // namespace attn

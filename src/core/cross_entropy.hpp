@@ -34,4 +34,9 @@ xt::xtensor<T, 2> log_softmax_rows(const xt::xtensor<T, 2>& logits);
 template <class T>
 T cross_entropy(const xt::xtensor<T, 2>& logits, const std::vector<std::size_t>& targets);
 
+// The same over N rows of V logits stored row after row at `logits`, read in place: a model's
+// (B, T, V) logits are N = B * T such rows, and a training step copies none of them.
+template <class T>
+T cross_entropy(const T* logits, std::size_t N, std::size_t V, const std::vector<std::size_t>& targets);
+
 }  // namespace attn

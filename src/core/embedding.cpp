@@ -27,10 +27,10 @@ Vec word_embedding(const std::string& word, std::size_t d_in) {
 namespace attn {
 
 template <class T>
-xt::xtensor<T, 3> embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& ids) {
+void embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& ids, xt::xtensor<T, 3>& x) {
   const std::size_t V = weight.shape()[0], d = weight.shape()[1];
   const std::size_t B = ids.shape()[0], Tn = ids.shape()[1];
-  xt::xtensor<T, 3> x = xt::empty<T>({B, Tn, d});  // (B, T, d)
+  x.resize({B, Tn, d});  // (B, T, d), a no-op when x already has this shape
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t t = 0; t < Tn; ++t) {
       const std::size_t row = ids(b, t);
@@ -39,11 +39,19 @@ xt::xtensor<T, 3> embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& i
                                     shape_of(weight));
       std::copy(weight.data() + row * d, weight.data() + (row + 1) * d, x.data() + (b * Tn + t) * d);
     }
+}
+
+template <class T>
+xt::xtensor<T, 3> embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& ids) {
+  xt::xtensor<T, 3> x;  // (B, T, d)
+  embedding_lookup(weight, ids, x);
   return x;
 }
 
 template xt::xtensor<float, 3> embedding_lookup(const xt::xtensor<float, 2>&, const Ids&);
 template xt::xtensor<double, 3> embedding_lookup(const xt::xtensor<double, 2>&, const Ids&);
+template void embedding_lookup(const xt::xtensor<float, 2>&, const Ids&, xt::xtensor<float, 3>&);
+template void embedding_lookup(const xt::xtensor<double, 2>&, const Ids&, xt::xtensor<double, 3>&);
 
 Ids position_ids(std::size_t B, std::size_t T) {
   Ids ids = xt::empty<std::size_t>({B, T});  // (B, T)

@@ -28,6 +28,11 @@ using Ids = xt::xtensor<std::size_t, 2>;  // (B, T)
 template <class T>
 xt::xtensor<T, 3> embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& ids);
 
+// The same into x, which keeps its buffer when it already has the shape (B, T, d): a training
+// step's lookup allocates nothing.
+template <class T>
+void embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& ids, xt::xtensor<T, 3>& x);
+
 // Position ids 0..T-1 in each of B rows: (B, T), for pos(arange(T)).
 Ids position_ids(std::size_t B, std::size_t T);
 

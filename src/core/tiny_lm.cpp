@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/cross_entropy.hpp"
 #include "core/grad/cross_entropy.hpp"
@@ -31,13 +32,6 @@ using Ten4T = xt::xtensor<T, 4>;
 std::vector<std::size_t> flat(const Ids& ids) { return std::vector<std::size_t>(ids.begin(), ids.end()); }
 
 template <class T>
-xt::xtensor<T, 2> as_rows(const Ten3T<T>& t) {  // (B, T, n) -> (B * T, n), the same memory
-  xt::xtensor<T, 2> m = xt::empty<T>({t.shape()[0] * t.shape()[1], t.shape()[2]});  // (B * T, n)
-  std::copy(t.begin(), t.end(), m.begin());
-  return m;
-}
-
-template <class T>
 LinearT<T> zeros_like(const LinearT<T>& l) {
   LinearT<T> z;
   z.weight = xt::zeros<T>(l.weight.shape());                 // (out, in)
@@ -45,16 +39,16 @@ LinearT<T> zeros_like(const LinearT<T>& l) {
   return z;
 }
 
-// y = x @ W^T + b, as core/linear.hpp: (B, T, in) -> (B, T, out)
+// y = x @ W^T + b, as core/linear.hpp, into y: (B, T, in) -> (B, T, out). Every helper below
+// writes into a tensor the caller keeps, resized only when its shape changes (see tiny_lm.hpp).
 template <class T>
-Ten3T<T> linear_t(const LinearT<T>& layer, const Ten3T<T>& x) {
+void linear_t(const LinearT<T>& layer, const Ten3T<T>& x, Ten3T<T>& y) {
   const std::size_t B = x.shape()[0], Tn = x.shape()[1], in = x.shape()[2], out = layer.weight.shape()[0];
-  Ten3T<T> y = xt::empty<T>({B, Tn, out});  // (B, T, out)
+  y.resize({B, Tn, out});  // (B, T, out), written whole by the product (beta 0)
   grad::gemm<T>(false, true, B * Tn, out, in, x.data(), layer.weight.data(), T(0), y.data());
   if (layer.has_bias())
     for (std::size_t r = 0; r < B * Tn; ++r)
       for (std::size_t o = 0; o < out; ++o) y.data()[r * out + o] += layer.bias(o);
-  return y;
 }
 
 // The head moves are pure rearrangements, and each one's backward pass is the other's forward
@@ -62,12 +56,12 @@ Ten3T<T> linear_t(const LinearT<T>& layer, const Ten3T<T>& x) {
 //   split + transpose (B, T, d) -> (B, h, T, d_k)  =  merge_heads_backward
 //   transpose + merge (B, h, T, d_k) -> (B, T, d)  =  split_heads_backward
 template <class T>
-Ten4T<T> to_heads(const Ten3T<T>& x, std::size_t h) {
-  return grad::merge_heads_backward(x, h);
+void to_heads(const Ten3T<T>& x, std::size_t h, Ten4T<T>& heads) {
+  grad::merge_heads_backward(x, h, heads);
 }
 template <class T>
-Ten3T<T> from_heads(const Ten4T<T>& x) {
-  return grad::split_heads_backward(x);
+void from_heads(const Ten4T<T>& x, Ten3T<T>& merged) {
+  grad::split_heads_backward(x, merged);
 }
 
 // Causal scaled dot-product attention per (batch, head), as core/attention.hpp computes it:
@@ -75,8 +69,8 @@ Ten3T<T> from_heads(const Ten4T<T>& x) {
 template <class T>
 void attention_t(const Ten4T<T>& q, const Ten4T<T>& k, const Ten4T<T>& v, Ten4T<T>& weights, Ten4T<T>& context) {
   const std::size_t B = q.shape()[0], h = q.shape()[1], Tn = q.shape()[2], d_k = q.shape()[3];
-  weights = xt::empty<T>({B, h, Tn, Tn});   // (B, h, T, T)
-  context = xt::empty<T>({B, h, Tn, d_k});  // (B, h, T, d_k)
+  weights.resize({B, h, Tn, Tn});   // (B, h, T, T)
+  context.resize({B, h, Tn, d_k});  // (B, h, T, d_k)
   const T root = std::sqrt(static_cast<T>(d_k));
   for (std::size_t m = 0; m < B * h; ++m) {
     T* w = weights.data() + m * Tn * Tn;
@@ -161,80 +155,98 @@ TinyLmT<T> zeros_like(const TinyLmT<T>& model) {
 }
 
 template <class T>
-TinyLmForward<T> tiny_lm_forward(const TinyLmT<T>& model, const Ids& ids) {
-  const std::size_t B = ids.shape()[0], Tn = ids.shape()[1];
+void tiny_lm_forward(const TinyLmT<T>& model, const Ids& ids, TinyLmForward<T>& f) {
+  const std::size_t B = ids.shape()[0], Tn = ids.shape()[1], d = model.width(), L = model.blocks.size();
   if (Tn == 0 || Tn > model.context())
     throw std::invalid_argument("tiny_lm_forward: " + std::to_string(Tn) + " tokens, the model has positions for " +
                                 std::to_string(model.context()));
-  TinyLmForward<T> f;
   f.ids = ids;
-  f.x = embedding_lookup(model.tok, ids);                                   // (B, T, d)
-  const Ten3T<T> positions = embedding_lookup(model.pos, position_ids(B, Tn));  // (B, T, d)
-  grad::accumulate(f.x, positions);                                         // (B, T, d)  tok + pos
-  Ten3T<T> stream = f.x;                                                    // (B, T, d)
-  for (const TinyLmBlockT<T>& block : model.blocks) {
-    TinyLmBlockForward<T> bf;
-    bf.x = stream;                                                    // (B, T, d)
-    bf.queries = to_heads(linear_t(block.W_query, stream), model.heads);  // (B, T, d) -> (B, h, T, d_k)
-    bf.keys = to_heads(linear_t(block.W_key, stream), model.heads);       // (B, h, T, d_k)
-    bf.values = to_heads(linear_t(block.W_value, stream), model.heads);   // (B, h, T, d_k)
+  embedding_lookup(model.tok, ids, f.x);  // (B, T, d)  tok[ids]
+  for (std::size_t r = 0; r < B * Tn; ++r)  // + pos[t]: the position ids are 0..T-1 in every row
+    for (std::size_t c = 0; c < d; ++c) f.x.data()[r * d + c] += model.pos(r % Tn, c);
+  f.blocks.resize(L);
+  if (L == 0) f.y = f.x;  // (B, T, d)
+  else f.blocks[0].x = f.x;  // (B, T, d)  the stream entering the first block
+  for (std::size_t l = 0; l < L; ++l) {
+    const TinyLmBlockT<T>& block = model.blocks[l];
+    TinyLmBlockForward<T>& bf = f.blocks[l];
+    linear_t(block.W_query, bf.x, f.projection);  // (B, T, d)
+    to_heads(f.projection, model.heads, bf.queries);  // (B, T, d) -> (B, h, T, d_k)
+    linear_t(block.W_key, bf.x, f.projection);
+    to_heads(f.projection, model.heads, bf.keys);  // (B, h, T, d_k)
+    linear_t(block.W_value, bf.x, f.projection);
+    to_heads(f.projection, model.heads, bf.values);  // (B, h, T, d_k)
     attention_t(bf.queries, bf.keys, bf.values, bf.attn_weights, bf.context);  // (B, h, T, T), (B, h, T, d_k)
-    bf.merged = from_heads(bf.context);                  // (B, h, T, d_k) -> (B, T, d)
-    bf.projected = linear_t(block.out_proj, bf.merged);  // (B, T, d)
-    grad::accumulate(stream, bf.projected);              // (B, T, d)  x + out_proj(...)
-    f.blocks.push_back(std::move(bf));
+    from_heads(bf.context, bf.merged);                  // (B, h, T, d_k) -> (B, T, d)
+    linear_t(block.out_proj, bf.merged, bf.projected);  // (B, T, d)
+    Ten3T<T>& leaving = l + 1 < L ? f.blocks[l + 1].x : f.y;  // the stream leaving this block
+    leaving = bf.x;                                           // (B, T, d)  the skip path
+    grad::accumulate(leaving, bf.projected);                  // (B, T, d)  x + out_proj(...)
   }
-  f.y = stream;                             // (B, T, d)
-  f.logits = linear_t(model.unembed, f.y);  // (B, T, V)
+  linear_t(model.unembed, f.y, f.logits);  // (B, T, V)
+}
+
+template <class T>
+TinyLmForward<T> tiny_lm_forward(const TinyLmT<T>& model, const Ids& ids) {
+  TinyLmForward<T> f;
+  tiny_lm_forward(model, ids, f);
   return f;
 }
 
 template <class T>
 T tiny_lm_loss(const TinyLmForward<T>& forward, const Ids& targets) {
-  return cross_entropy(as_rows(forward.logits), flat(targets));  // (B * T, V)
+  const std::size_t N = forward.logits.shape()[0] * forward.logits.shape()[1], V = forward.logits.shape()[2];
+  return cross_entropy(forward.logits.data(), N, V, flat(targets));  // the (B * T, V) rows, read in place
+}
+
+template <class T>
+void tiny_lm_backward(const TinyLmT<T>& model, const TinyLmForward<T>& f, const Ids& targets, TinyLmGrads<T>& g) {
+  const std::size_t B = f.ids.shape()[0], Tn = f.ids.shape()[1], V = model.vocab(), L = model.blocks.size();
+  if (targets.shape() != f.ids.shape())
+    throw std::invalid_argument("tiny_lm_backward: targets " + shape_of(targets) + " do not fit ids " +
+                                shape_of(f.ids));
+  // Every parameter's gradient below is written whole (no += across steps), so g.params needs
+  // only the model's structure; each tensor gets its shape where it is written.
+  g.params.heads = model.heads;
+  g.params.blocks.resize(L);
+  g.logits.resize({B, Tn, V});  // (B, T, V)
+  grad::cross_entropy_backward(f.logits.data(), B * Tn, V, flat(targets), g.logits.data());
+
+  // From here on g.x is dL/d(stream): first dL/dy, then, block by block downwards, the gradient
+  // of the stream entering each block, and at the end the embeddings' gradient.
+  grad::linear_backward(f.y, model.unembed.weight, g.logits, g.x, g.params.unembed.weight,
+                        model.unembed.has_bias() ? &g.params.unembed.bias : nullptr);  // (B, T, d), (V, d)
+
+  g.blocks.resize(L);
+  for (std::size_t l = L; l-- > 0;) {
+    const TinyLmBlockT<T>& block = model.blocks[l];
+    const TinyLmBlockForward<T>& bf = f.blocks[l];
+    TinyLmBlockT<T>& gb = g.params.blocks[l];
+    // x_out = x + out_proj(merged): the skip path hands dL/dx_out straight to x (it stays in g.x).
+    grad::linear_backward(bf.merged, block.out_proj.weight, g.x, g.d_rows, gb.out_proj.weight,
+                          &gb.out_proj.bias);                      // dL/d merged (B, T, d), (d, d), (d,)
+    grad::merge_heads_backward(g.d_rows, model.heads, g.d_context);  // (B, T, d) -> (B, h, T, d_k)
+    grad::attention_backward(bf.queries, bf.keys, bf.values, bf.attn_weights, g.d_context, g.blocks[l]);
+    const grad::AttentionGrads<T>& ag = g.blocks[l];
+    // The three projections read the same x, so their input gradients add up in g.x.
+    const std::pair<const LinearT<T>*, const Ten4T<T>*> projections[] = {
+        {&block.W_query, &ag.queries}, {&block.W_key, &ag.keys}, {&block.W_value, &ag.values}};
+    LinearT<T>* grads[] = {&gb.W_query, &gb.W_key, &gb.W_value};
+    for (std::size_t p = 0; p < 3; ++p) {
+      grad::split_heads_backward(*projections[p].second, g.d_rows);  // (B, h, T, d_k) -> (B, T, d)
+      grad::linear_backward<T>(bf.x, projections[p].first->weight, g.d_rows, g.d_input, grads[p]->weight,
+                            nullptr);                                 // (B, T, d), (d, d)
+      grad::accumulate(g.x, g.d_input);                               // (B, T, d)
+    }
+  }
+  g.params.tok = grad::embedding_backward(f.ids, g.x, model.vocab());                 // (V, d)
+  g.params.pos = grad::embedding_backward(position_ids(B, Tn), g.x, model.context());  // (context, d)
 }
 
 template <class T>
 TinyLmGrads<T> tiny_lm_backward(const TinyLmT<T>& model, const TinyLmForward<T>& f, const Ids& targets) {
-  const std::size_t B = f.ids.shape()[0], Tn = f.ids.shape()[1], V = model.vocab();
-  if (targets.shape() != f.ids.shape())
-    throw std::invalid_argument("tiny_lm_backward: targets " + shape_of(targets) + " do not fit ids " +
-                                shape_of(f.ids));
   TinyLmGrads<T> g;
-  g.params = zeros_like(model);
-  const xt::xtensor<T, 2> d_rows = grad::cross_entropy_backward(as_rows(f.logits), flat(targets));  // (B * T, V)
-  g.logits = xt::empty<T>({B, Tn, V});                                                                // (B, T, V)
-  std::copy(d_rows.begin(), d_rows.end(), g.logits.begin());
-
-  const auto unembed = grad::linear_backward(f.y, model.unembed.weight, g.logits, false);
-  g.params.unembed.weight = unembed.weight;  // (V, d)
-  Ten3T<T> d_stream = unembed.x;             // (B, T, d)  dL/dy
-
-  g.blocks.resize(model.blocks.size());
-  for (std::size_t l = model.blocks.size(); l-- > 0;) {
-    const TinyLmBlockT<T>& block = model.blocks[l];
-    const TinyLmBlockForward<T>& bf = f.blocks[l];
-    TinyLmBlockT<T>& gb = g.params.blocks[l];
-    // x_out = x + out_proj(merged): the skip path hands d_stream straight to x (kept in d_stream).
-    const auto proj = grad::linear_backward(bf.merged, block.out_proj.weight, d_stream, true);
-    gb.out_proj.weight = proj.weight;  // (d, d)
-    gb.out_proj.bias = proj.bias;      // (d,)
-    const Ten4T<T> d_context = grad::merge_heads_backward(proj.x, model.heads);  // (B, T, d) -> (B, h, T, d_k)
-    g.blocks[l] = grad::attention_backward(bf.queries, bf.keys, bf.values, bf.attn_weights, d_context);
-    const grad::AttentionGrads<T>& ag = g.blocks[l];
-    const auto q = grad::linear_backward(bf.x, block.W_query.weight, grad::split_heads_backward(ag.queries), false);
-    const auto k = grad::linear_backward(bf.x, block.W_key.weight, grad::split_heads_backward(ag.keys), false);
-    const auto v = grad::linear_backward(bf.x, block.W_value.weight, grad::split_heads_backward(ag.values), false);
-    gb.W_query.weight = q.weight;  // (d, d)
-    gb.W_key.weight = k.weight;    // (d, d)
-    gb.W_value.weight = v.weight;  // (d, d)
-    grad::accumulate(d_stream, q.x);  // (B, T, d): the three projections read the same x
-    grad::accumulate(d_stream, k.x);
-    grad::accumulate(d_stream, v.x);
-  }
-  g.x = d_stream;                                                                     // (B, T, d)
-  g.params.tok = grad::embedding_backward(f.ids, g.x, model.vocab());                 // (V, d)
-  g.params.pos = grad::embedding_backward(position_ids(B, Tn), g.x, model.context());  // (context, d)
+  tiny_lm_backward(model, f, targets, g);
   return g;
 }
 
@@ -270,8 +282,10 @@ std::vector<ParamT<T>> tiny_lm_params(TinyLmT<T>& model, const TinyLmT<T>& grads
   template struct TinyLmT<T>;                                                                              \
   template TinyLmT<T> zeros_like(const TinyLmT<T>&);                                                       \
   template TinyLmForward<T> tiny_lm_forward(const TinyLmT<T>&, const Ids&);                                \
+  template void tiny_lm_forward(const TinyLmT<T>&, const Ids&, TinyLmForward<T>&);                         \
   template T tiny_lm_loss(const TinyLmForward<T>&, const Ids&);                                            \
   template TinyLmGrads<T> tiny_lm_backward(const TinyLmT<T>&, const TinyLmForward<T>&, const Ids&);        \
+  template void tiny_lm_backward(const TinyLmT<T>&, const TinyLmForward<T>&, const Ids&, TinyLmGrads<T>&);  \
   template std::vector<ParamT<T>> tiny_lm_params(TinyLmT<T>&, const TinyLmT<T>&);
 ATTN_TINY_LM_INSTANTIATE(float)
 ATTN_TINY_LM_INSTANTIATE(double)

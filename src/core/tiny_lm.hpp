@@ -97,11 +97,19 @@ struct TinyLmForward {
   std::vector<TinyLmBlockForward<T>> blocks;   // L
   xt::xtensor<T, 3> y;                         // (B, T, d)  the residual stream after the last block
   xt::xtensor<T, 3> logits;                    // (B, T, V)
+  xt::xtensor<T, 3> projection;                // (B, T, d)  scratch: a projection before its split into heads
 };
 
 // ids (B, T) with T <= context and each id < V. Throws std::invalid_argument otherwise.
 template <class T>
 TinyLmForward<T> tiny_lm_forward(const TinyLmT<T>& model, const Ids& ids);
+
+// The same into f. Its tensors keep their memory when they already have their shapes, so a
+// training loop that passes the same f every step allocates nothing after its first step (the
+// way llm.c allocates its activations once). Besides time, that keeps sanitizer builds usable:
+// AddressSanitizer maps every tensor this size (above 128 KiB) fresh from the kernel.
+template <class T>
+void tiny_lm_forward(const TinyLmT<T>& model, const Ids& ids, TinyLmForward<T>& f);
 
 // The mean cross-entropy of the forward pass's logits against targets (B, T); a target equal to
 // kIgnoreTarget (core/cross_entropy.hpp) is not graded.
@@ -114,12 +122,21 @@ struct TinyLmGrads {
   xt::xtensor<T, 3> logits;                     // (B, T, V)  dL/dlogits
   xt::xtensor<T, 3> x;                          // (B, T, d)  dL/dx, the embeddings' gradient
   std::vector<grad::AttentionGrads<T>> blocks;  // L: dL/d attn_weights, scores, Q, K, V per block
+  // Scratch the backward pass reuses from block to block and step to step:
+  xt::xtensor<T, 3> d_rows;     // (B, T, d)       dL/d a linear layer's output, heads merged
+  xt::xtensor<T, 3> d_input;    // (B, T, d)       dL/d a linear layer's input, before it joins dL/dx
+  xt::xtensor<T, 4> d_context;  // (B, h, T, d_k)  dL/d context, heads split
 };
 
 // The backward pass of the mean cross-entropy through the whole model, from the activations
 // the forward pass kept.
 template <class T>
 TinyLmGrads<T> tiny_lm_backward(const TinyLmT<T>& model, const TinyLmForward<T>& forward, const Ids& targets);
+
+// The same into g, reusing its memory as tiny_lm_forward reuses f's.
+template <class T>
+void tiny_lm_backward(const TinyLmT<T>& model, const TinyLmForward<T>& forward, const Ids& targets,
+                      TinyLmGrads<T>& g);
 
 // Every parameter with its gradient, named as the PyTorch module names them (tok.weight,
 // pos.weight, W_query.weight, ..., out_proj.bias, unembed.weight).

@@ -29,12 +29,15 @@ void bench(const char* dtype, const TinyLmT<T>& start, int reps) {
   AdamT<T> adam(s);
   TorchGenerator data(2);
   std::vector<double> ms;
+  TinyLmForward<T> f;  // reused every step, as the lesson's loop does
+  TinyLmGrads<T> g;
   for (int r = 0; r < reps; ++r) {
     const InductionBatch b = make_induction_batch(data, 32);  // drawn outside the timed step
     const double t0 = now();
-    const TinyLmForward<T> f = tiny_lm_forward(model, b.inputs);
+    tiny_lm_forward(model, b.inputs, f);
     const T loss = tiny_lm_loss(f, b.targets);
-    adam.step(tiny_lm_params(model, tiny_lm_backward(model, f, b.targets).params));
+    tiny_lm_backward(model, f, b.targets, g);
+    adam.step(tiny_lm_params(model, g.params));
     ms.push_back((now() - t0) * 1e3);
     if (!(loss == loss)) std::abort();
   }
@@ -60,10 +63,13 @@ int main(int argc, char** argv) {
   AdamT<double> adam(s);
   TorchGenerator data(2);
   const double t0 = now();
+  TinyLmForward<double> f;
+  TinyLmGrads<double> g;
   for (int k = 0; k < 300; ++k) {
     const InductionBatch b = make_induction_batch(data, 32);
-    const TinyLmForward<double> f = tiny_lm_forward(m, b.inputs);
-    adam.step(tiny_lm_params(m, tiny_lm_backward(m, f, b.targets).params));
+    tiny_lm_forward(m, b.inputs, f);
+    tiny_lm_backward(m, f, b.targets, g);
+    adam.step(tiny_lm_params(m, g.params));
   }
   std::printf("run300 float64 %8.1f\n", (now() - t0) * 1e3);
 }

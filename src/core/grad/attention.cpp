@@ -13,9 +13,9 @@
 namespace attn::grad {
 
 template <class T>
-AttentionGrads<T> attention_backward(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k,
-                                     const xt::xtensor<T, 4>& v, const xt::xtensor<T, 4>& attn_weights,
-                                     const xt::xtensor<T, 4>& d_context) {
+void attention_backward(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
+                        const xt::xtensor<T, 4>& attn_weights, const xt::xtensor<T, 4>& d_context,
+                        AttentionGrads<T>& g) {
   const std::size_t B = q.shape()[0], h = q.shape()[1], Tq = q.shape()[2], d_k = q.shape()[3];
   const std::size_t S = k.shape()[2], d_v = v.shape()[3];
   const bool fits = k.shape()[0] == B && k.shape()[1] == h && k.shape()[3] == d_k && v.shape()[0] == B &&
@@ -27,13 +27,13 @@ AttentionGrads<T> attention_backward(const xt::xtensor<T, 4>& q, const xt::xtens
     throw std::invalid_argument("attention_backward: shapes do not fit: q " + shape_of(q) + ", k " + shape_of(k) +
                                 ", v " + shape_of(v) + ", attn_weights " + shape_of(attn_weights) + ", d_context " +
                                 shape_of(d_context));
-  AttentionGrads<T> g;
-  g.attn_weights = xt::zeros<T>({B, h, Tq, S});  // (B, h, T, S)
-  g.scaled = xt::zeros<T>({B, h, Tq, S});        // (B, h, T, S)
-  g.attn_scores = xt::zeros<T>({B, h, Tq, S});   // (B, h, T, S)
-  g.queries = xt::zeros<T>({B, h, Tq, d_k});     // (B, h, T, d_k)
-  g.keys = xt::zeros<T>({B, h, S, d_k});         // (B, h, S, d_k)
-  g.values = xt::zeros<T>({B, h, S, d_v});       // (B, h, S, d_v)
+  // Every entry of the six is written below (products with beta 0, then row by row).
+  g.attn_weights.resize({B, h, Tq, S});  // (B, h, T, S)
+  g.scaled.resize({B, h, Tq, S});        // (B, h, T, S)
+  g.attn_scores.resize({B, h, Tq, S});   // (B, h, T, S)
+  g.queries.resize({B, h, Tq, d_k});     // (B, h, T, d_k)
+  g.keys.resize({B, h, S, d_k});         // (B, h, S, d_k)
+  g.values.resize({B, h, S, d_v});       // (B, h, S, d_v)
   // The forward pass divides by sqrt(d_k) rounded to T (in float as core/attention.hpp's
   // scale_scores does), so the backward pass divides by the same number.
   const T root = std::sqrt(static_cast<T>(d_k));
@@ -53,9 +53,23 @@ AttentionGrads<T> attention_backward(const xt::xtensor<T, 4>& q, const xt::xtens
     gemm<T>(false, false, Tq, d_k, S, dam, km, T(0), g.queries.data() + m * Tq * d_k);  // dA @ K
     gemm<T>(true, false, S, d_k, Tq, dam, qm, T(0), g.keys.data() + m * S * d_k);       // dA^T @ Q
   }
+}
+
+template <class T>
+AttentionGrads<T> attention_backward(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k,
+                                     const xt::xtensor<T, 4>& v, const xt::xtensor<T, 4>& attn_weights,
+                                     const xt::xtensor<T, 4>& d_context) {
+  AttentionGrads<T> g;
+  attention_backward(q, k, v, attn_weights, d_context, g);
   return g;
 }
 
+template void attention_backward(const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&,
+                                 const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&,
+                                 const xt::xtensor<float, 4>&, AttentionGrads<float>&);
+template void attention_backward(const xt::xtensor<double, 4>&, const xt::xtensor<double, 4>&,
+                                 const xt::xtensor<double, 4>&, const xt::xtensor<double, 4>&,
+                                 const xt::xtensor<double, 4>&, AttentionGrads<double>&);
 template AttentionGrads<float> attention_backward(const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&,
                                                   const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&,
                                                   const xt::xtensor<float, 4>&);

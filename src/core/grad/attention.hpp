@@ -38,4 +38,11 @@ AttentionGrads<T> attention_backward(const xt::xtensor<T, 4>& q, const xt::xtens
                                      const xt::xtensor<T, 4>& v, const xt::xtensor<T, 4>& attn_weights,
                                      const xt::xtensor<T, 4>& d_context);
 
+// The same into g, whose six tensors keep their memory when they already have their shapes (a
+// training step allocates nothing).
+template <class T>
+void attention_backward(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
+                        const xt::xtensor<T, 4>& attn_weights, const xt::xtensor<T, 4>& d_context,
+                        AttentionGrads<T>& g);
+
 }  // namespace attn::grad

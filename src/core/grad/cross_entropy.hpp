@@ -19,4 +19,10 @@ namespace attn::grad {
 template <class T>
 xt::xtensor<T, 2> cross_entropy_backward(const xt::xtensor<T, 2>& logits, const std::vector<std::size_t>& targets);
 
+// The same over N rows of V logits read in place at `logits`, written to the N * V numbers at
+// `d_logits` (a model's (B, T, V) logits and their gradient, with no copy either way).
+template <class T>
+void cross_entropy_backward(const T* logits, std::size_t N, std::size_t V, const std::vector<std::size_t>& targets,
+                            T* d_logits);
+
 }  // namespace attn::grad

@@ -26,4 +26,11 @@ template <class T>
 LinearGrads<T> linear_backward(const xt::xtensor<T, 3>& x, const xt::xtensor<T, 2>& weight,
                                const xt::xtensor<T, 3>& dy, bool has_bias);
 
+// The same into buffers the caller keeps: dx (B, T, in), dweight (out, in) and, for a layer with
+// a bias, *dbias (out,) (nullptr without one). Each keeps its memory when it already has its
+// shape, so a training step allocates nothing. dx must not be dy.
+template <class T>
+void linear_backward(const xt::xtensor<T, 3>& x, const xt::xtensor<T, 2>& weight, const xt::xtensor<T, 3>& dy,
+                     xt::xtensor<T, 3>& dx, xt::xtensor<T, 2>& dweight, xt::xtensor<T, 1>* dbias);
+
 }  // namespace attn::grad
