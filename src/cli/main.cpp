@@ -225,6 +225,9 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // The whole lesson is computed before anything is printed: a bad option or a size refused
   // half-way leaves stdout empty.
   attn::report::Report report;
+  // A text run with --shapes-only reads no value: stages then hold none, and lessons that can
+  // skip computing them past printable sizes do (lesson_kit/options.hpp, check_sizes).
+  report.keep_values = !(output.shapes_only && !output.dump && output.format == "text");
   lesson->run(opts, report);
   // --allow-nonfinite: the first stage says where the kept NaN and inf are.
   // The report owns its stages (not const); Report only hands them out read-only.

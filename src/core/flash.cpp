@@ -5,8 +5,7 @@
 //
 // Everything below works on raw row-major buffers: the tile loops run T/tile_q * S/tile_k times,
 // and per-tile xtensor views or copies would cost more than the tile's GEMMs (DESIGN.md,
-// performance notes). OpenBLAS's <cblas.h> is included directly: this file does not include
-// xtensor-blas, so the duplicate-enum trap (DESIGN.md, trap 8) does not apply.
+// performance notes). The products go through matmul.hpp's strided sgemm.
 #include "core/flash.hpp"
 
 #include <algorithm>
@@ -15,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <cblas.h>
+#include "core/matmul.hpp"
 
 namespace attn {
 namespace {
@@ -26,10 +25,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Rows of a, b and c are contiguous with leading dimensions kk, (kk or n) and n.
 void sgemm(const float* a, const float* b, float* c, std::size_t m, std::size_t kk, std::size_t n,
            bool b_transposed, float beta) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(kk), 1.0f, a,
-              static_cast<int>(kk), b, static_cast<int>(b_transposed ? kk : n), beta, c,
-              static_cast<int>(n));
+  attn::sgemm(m, n, kk, 1.0f, a, kk, b, b_transposed ? kk : n, b_transposed, beta, c, n);
 }
 
 // One (batch, head) problem on contiguous buffers.

@@ -120,4 +120,15 @@ bool is_shared_flag(const std::string& flag) {
   return false;
 }
 
+bool check_sizes(const std::vector<SizedTensor>& tensors, bool shapes_only, bool values_optional) {
+  if (shapes_only && values_optional)
+    for (const SizedTensor& t : tensors) {
+      long double count = 1;
+      for (std::size_t d : t.shape) count *= static_cast<long double>(d);
+      if (count > static_cast<long double>(kMaxPrintedValues)) return false;
+    }
+  for (const SizedTensor& t : tensors) check_size(t.name, t.shape, shapes_only, t.options);
+  return true;
+}
+
 }  // namespace attn

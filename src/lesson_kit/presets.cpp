@@ -187,8 +187,22 @@ void apply_preset(const std::string& name, const std::string& lesson, bool value
                                        "torch.nn.Module.out_proj, raises AttributeError (type object 'Module' has no "
                                        "attribute 'out_proj'), so the out_proj stage here is the book's.");
   } else if (name == "llama") {
-    if (!opts.tokens && !opts.input)
+    std::string sentence = "the 9 tokens of \"the financial bank is located on river bank\" with its begin-of-text token";
+    std::string weights_shape = "(1, 24, 9, 9)";
+    if (!opts.tokens && !opts.input) {
       opts.tokens = words("<|begin_of_text|> the financial bank is located on river bank");
+      if (opts.seq_len && *opts.seq_len != opts.tokens->size()) {
+        // --seq-len: real context lengths. The walk-through's tokens cut short, or followed by
+        // numbered ones (each with its own seeded vector, as --seq-len past the book's six does).
+        const std::size_t T = *opts.seq_len, given = opts.tokens->size();
+        if (T < given) opts.tokens->resize(T);
+        for (std::size_t t = given; t < T; ++t) opts.tokens->push_back("tok" + std::to_string(t + 1));
+        sentence = std::to_string(T) + " tokens: " +
+                   (T < given ? "the first " + std::to_string(T) + " of the walk-through's 9"
+                              : "the walk-through's 9, then tok10 .. tok" + std::to_string(T));
+        weights_shape = "(1, 24, " + std::to_string(T) + ", " + std::to_string(T) + ")";
+      }
+    }
     fill(opts.seed, std::uint64_t{0});
     fill(opts.batch, std::size_t{1});
     fill(opts.d_in, std::size_t{3072});
@@ -200,9 +214,8 @@ void apply_preset(const std::string& name, const std::string& lesson, bool value
     if (!values_requested) opts.shapes_only = true;
     opts.preset_notes.push_back(
         from + "Llama-3.2-3B's attention sizes: hidden size 3072, q_proj 3072 -> 3072 (24 heads of 128), k_proj "
-               "and v_proj 3072 -> 1024 (8 key/value heads, each read by 3 query heads), attention weights "
-               "(1, 24, 9, 9) for the 9 tokens of \"the financial bank is located on river bank\" with its "
-               "begin-of-text token; q_proj, k_proj, v_proj and o_proj all without bias, as the printed model "
+               "and v_proj 3072 -> 1024 (8 key/value heads, each read by 3 query heads), attention weights " +
+               weights_shape + " for " + sentence + "; q_proj, k_proj, v_proj and o_proj all without bias, as the printed model "
                "has them; and the walk-through's mask, masked_fill(mask == 0, -1e9) on the scaled scores. "
                "(The walk-through's own MultiHeadAttention class builds nn.Linear with the default bias=True; "
                "the preset follows the model it visualises.) No rotary position embedding: the walk-through's "

@@ -7,23 +7,55 @@
 #pragma once
 
 #include <deque>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "report/held.hpp"
 
 namespace attn::report {
 
 using Labels = std::vector<std::string>;
 
+// The values of a shown tensor, row-major and read-only. They are either a copy the stage owns
+// or the lesson's own tensor, shared (Stage::show with a std::shared_ptr): at T = 4096 one
+// (T, T) tensor is 64 MB, and a stage that copied each one it showed doubled the lesson's memory.
+// Empty when the report keeps no values (Report::keep_values).
+class TensorValues {
+ public:
+  TensorValues() = default;
+  explicit TensorValues(std::vector<float> copy);
+  // n floats at `data`, kept alive by `owner`.
+  TensorValues(std::shared_ptr<const void> owner, const float* data, std::size_t n)
+      : owner_(std::move(owner)), data_(data), size_(n) {}
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const float* data() const { return data_; }
+  const float* begin() const { return data_; }
+  const float* end() const { return data_ + size_; }
+  float operator[](std::size_t i) const { return data_[i]; }
+  float at(std::size_t i) const {
+    if (i >= size_) throw std::out_of_range("TensorValues::at(" + std::to_string(i) + ") of " + std::to_string(size_));
+    return data_[i];
+  }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  const float* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 struct TensorItem {
   std::string name;
   Shape shape;
-  std::vector<float> values;  // row-major
-  Labels row_labels;          // labels the second-to-last axis (tokens), or empty
-  Labels col_labels;          // labels the last axis when it is tokens too, or empty
-  bool attention = false;     // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
+  TensorValues values;     // row-major
+  Labels row_labels;       // labels the second-to-last axis (tokens), or empty
+  Labels col_labels;       // labels the last axis when it is tokens too, or empty
+  bool attention = false;  // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
 };
 
 struct NoteItem {
@@ -72,21 +104,45 @@ struct Stage {
   std::string equation;         // ASCII, e.g. "attn_scores = queries @ keys^T"
   std::vector<Shaped> inputs;   // shapes going in
   std::vector<Item> items;      // what the stage shows, in order
+  bool keep_values = true;      // set by Report::stage from Report::keep_values
 
   // The shape of a tensor this stage reads.
   template <class E>
   Stage& in(std::string name, const E& t) {
-    inputs.push_back({std::move(name), to_shape(t.shape())});
+    return in_shape(std::move(name), to_shape(t.shape()));
+  }
+  Stage& in_shape(std::string name, Shape shape) {
+    inputs.push_back({std::move(name), std::move(shape)});
     return *this;
   }
-  // A tensor this stage makes, shown with its values.
+  // A tensor this stage makes, shown with its values (copied).
   template <class E>
   Stage& show(std::string name, const E& t, Labels rows = {}, Labels cols = {}) {
+    if constexpr (std::is_same_v<E, Vec> || std::is_same_v<E, Mat> || std::is_same_v<E, Ten3> ||
+                  std::is_same_v<E, Ten4>)
+      return show_copy(std::move(name), to_shape(t.shape()), t.data(), std::move(rows), std::move(cols));  // memcpy
     TensorItem item{std::move(name), to_shape(t.shape()), {}, std::move(rows), std::move(cols)};
-    item.values.assign(t.begin(), t.end());
+    if (keep_values) item.values = TensorValues(std::vector<float>(t.begin(), t.end()));
     items.emplace_back(std::move(item));
     return *this;
   }
+  // The same without a copy: the stage holds a reference to the lesson's tensor.
+  template <class E>
+  Stage& show(std::string name, std::shared_ptr<const E> t, Labels rows = {}, Labels cols = {}) {
+    return show_shared(std::move(name), to_shape(t->shape()), t, t->data(), std::move(rows), std::move(cols));
+  }
+  // A held tensor: shared when it was computed, its shape alone when it was not.
+  template <class E>
+  Stage& show(std::string name, const Held<E>& t, Labels rows = {}, Labels cols = {}) {
+    if (t.computed()) return show(std::move(name), t.shared(), std::move(rows), std::move(cols));
+    return show_shared(std::move(name), t.shape(), nullptr, nullptr, std::move(rows), std::move(cols));
+  }
+  // `shape` over values at `data` that `owner` keeps alive (a (T, T) slice of a shared (1, T, T)
+  // tensor, say), shared rather than copied.
+  Stage& show_shared(std::string name, Shape shape, std::shared_ptr<const void> owner, const float* data,
+                     Labels rows = {}, Labels cols = {});
+  // `shape` over values at `data`, copied: a contiguous slice of a larger tensor.
+  Stage& show_copy(std::string name, Shape shape, const float* data, Labels rows = {}, Labels cols = {});
   // Marks the tensor shown last as attention weights (rows: queries, columns: keys), which
   // picture sinks draw as heatmaps.
   Stage& attention_weights();
@@ -115,6 +171,9 @@ struct Header {
 class Report {
  public:
   Header header;
+  // False when no sink will read a value (a text run with --shapes-only): stages then record
+  // names and shapes only, and hold no values at all.
+  bool keep_values = true;
   Stage& stage(std::string title, std::string equation = "");
   const std::deque<Stage>& stages() const { return stages_; }
 
@@ -151,5 +210,6 @@ std::vector<FailedCheck> failed_checks(const Report& report);
 // Helpers for the numbers lessons put in checks and tables.
 std::string fixed(double v, int decimals);     // "%.4f"
 std::string scientific(double v, int digits);  // "%.2e"
+std::string bytes(double n);                   // "1.50 GiB", "96.0 MiB", "512 B": binary units
 
 }  // namespace attn::report
