@@ -17,13 +17,6 @@ Stage& Stage::attention_weights() {
   throw std::logic_error("attention_weights(): the stage shows no tensor yet");
 }
 
-TensorValues::TensorValues(std::vector<float> copy) {
-  auto held = std::make_shared<const std::vector<float>>(std::move(copy));
-  data_ = held->data();
-  size_ = held->size();
-  owner_ = std::move(held);
-}
-
 Stage& Stage::show_shared(std::string name, Shape shape, std::shared_ptr<const void> owner, const float* data,
                           Labels rows, Labels cols) {
   std::size_t n = 1;

@@ -6,7 +6,9 @@
 // lesson never knows where its output goes.
 #pragma once
 
+#include <algorithm>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,29 +23,71 @@ namespace attn::report {
 
 using Labels = std::vector<std::string>;
 
-// The values of a shown tensor, row-major and read-only. They are either a copy the stage owns
-// or the lesson's own tensor, shared (Stage::show with a std::shared_ptr): at T = 4096 one
-// (T, T) tensor is 64 MB, and a stage that copied each one it showed doubled the lesson's memory.
-// Empty when the report keeps no values (Report::keep_values).
+// The values of a shown tensor, row-major. Either the stage's own copy (a std::vector, as before)
+// or the lesson's tensor itself, shared (Stage::show of a std::shared_ptr or a Held): at T = 4096
+// one (T, T) tensor is 64 MB, and a stage that copied each one it showed doubled the lesson's
+// memory. Reading is the same either way. Writing (a test or a sink building an item by hand:
+// push_back, assign, [i] = ...) works on the own copy; a shared view is copied first, so the
+// lesson's tensor is never changed through a stage. Empty when the report keeps no values
+// (Report::keep_values).
 class TensorValues {
  public:
   TensorValues() = default;
-  explicit TensorValues(std::vector<float> copy);
-  // n floats at `data`, kept alive by `owner`.
+  TensorValues(std::vector<float> own) : own_(std::move(own)) {}  // NOLINT: converts like the vector it replaced
+  TensorValues(std::initializer_list<float> own) : own_(own) {}
+  // n floats at `data`, kept alive by `owner`: shared, not copied.
   TensorValues(std::shared_ptr<const void> owner, const float* data, std::size_t n)
       : owner_(std::move(owner)), data_(data), size_(n) {}
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const float* data() const { return data_; }
-  const float* begin() const { return data_; }
-  const float* end() const { return data_ + size_; }
-  float operator[](std::size_t i) const { return data_[i]; }
+
+  bool shared() const { return owner_ != nullptr; }
+  std::size_t size() const { return shared() ? size_ : own_.size(); }
+  bool empty() const { return size() == 0; }
+  const float* data() const { return shared() ? data_ : own_.data(); }
+  const float* begin() const { return data(); }
+  const float* end() const { return data() + size(); }
+  float operator[](std::size_t i) const { return data()[i]; }
+  float front() const { return at(0); }
+  float back() const { return at(size() - 1); }
   float at(std::size_t i) const {
-    if (i >= size_) throw std::out_of_range("TensorValues::at(" + std::to_string(i) + ") of " + std::to_string(size_));
-    return data_[i];
+    if (i >= size()) throw std::out_of_range("TensorValues::at(" + std::to_string(i) + ") of " + std::to_string(size()));
+    return data()[i];
   }
 
+  float* data() { return mine().data(); }
+  float* begin() { return data(); }
+  float* end() { return data() + size(); }
+  float& operator[](std::size_t i) { return mine()[i]; }
+  void push_back(float v) { mine().push_back(v); }
+  template <class It>
+  void assign(It first, It last) {
+    owner_.reset();
+    own_.assign(first, last);
+  }
+
+  // A copy, for code that wants a std::vector.
+  operator std::vector<float>() const { return std::vector<float>(begin(), end()); }  // NOLINT: as before
+
+  friend bool operator==(const TensorValues& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator==(const std::vector<float>& a, const TensorValues& b) { return b == a; }
+  friend bool operator!=(const TensorValues& a, const std::vector<float>& b) { return !(a == b); }
+  friend bool operator!=(const std::vector<float>& a, const TensorValues& b) { return !(b == a); }
+  friend bool operator==(const TensorValues& a, const TensorValues& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator!=(const TensorValues& a, const TensorValues& b) { return !(a == b); }
+
  private:
+  // The own copy, made from the shared values first if there are any.
+  std::vector<float>& mine() {
+    if (shared()) {
+      own_.assign(data_, data_ + size_);
+      owner_.reset();
+    }
+    return own_;
+  }
+  std::vector<float> own_;
   std::shared_ptr<const void> owner_;
   const float* data_ = nullptr;
   std::size_t size_ = 0;
