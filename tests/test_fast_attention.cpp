@@ -15,6 +15,7 @@
 // query/key width, d_v value width.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -92,6 +93,39 @@ TEST_CASE("attention_context equals scaled_dot_product_attention: causal and not
       }
     }
   }
+}
+
+TEST_CASE("every compiled row softmax this CPU runs (AVX-512, AVX2, x86-64) gives the reference's context") {
+  const std::vector<attn::FastAttentionIsa> isas = attn::fast_attention_isas();
+  REQUIRE(!isas.empty());
+  CHECK(isas.back() == attn::FastAttentionIsa::baseline);  // every x86-64 CPU runs the plain copy
+  MESSAGE("this CPU runs " << isas.size() << " of the 3 copies; best: "
+                           << std::string(attn::fast_attention_isa_name(attn::FastAttentionIsa::best)));
+  attn::TorchGenerator gen(9);
+  // Row lengths around the vector widths (4, 8, 16) and their remainders, and a long one.
+  for (std::size_t T : {1, 3, 4, 5, 8, 15, 16, 17, 33, 300}) {
+    const Ten4 q = randn4(gen, 1, 2, T, 16, 2.0f);  // (B, h, T, d_k)
+    const Ten4 k = randn4(gen, 1, 2, T, 16, 2.0f);  // (B, h, T, d_k)
+    const Ten4 v = randn4(gen, 1, 2, T, 16);        // (B, h, T, d_k)
+    for (bool causal : {false, true}) {
+      const Ten4 expected = attn::scaled_dot_product_attention(q, k, v, causal).context;  // (B, h, T, d_k)
+      const double tol = kRelative * largest(expected);
+      for (attn::FastAttentionIsa isa : isas) {
+        INFO("T " << T << ", causal " << causal << ", " << std::string(attn::fast_attention_isa_name(isa)));
+        FastAttentionOptions o = with(1, 0);
+        o.isa = isa;
+        CHECK(differences(attn::attention_context(q, k, v, causal, o), expected, tol) == "");
+      }
+    }
+  }
+  // An instruction set the CPU lacks is refused, not run (it would stop the process).
+  for (attn::FastAttentionIsa isa : {attn::FastAttentionIsa::avx512, attn::FastAttentionIsa::avx2})
+    if (std::find(isas.begin(), isas.end(), isa) == isas.end()) {
+      FastAttentionOptions o;
+      o.isa = isa;
+      const Ten4 x = xt::ones<float>({std::size_t{1}, std::size_t{1}, std::size_t{2}, std::size_t{2}});  // (1, 1, 2, 2)
+      CHECK_THROWS_AS(attn::attention_context(x, x, x, true, o), std::invalid_argument);
+    }
 }
 
 TEST_CASE("attention_context at a real head size: T 1000 (not a multiple of the block), d_k 128") {

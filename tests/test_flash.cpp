@@ -316,3 +316,80 @@ TEST_CASE("refusals: zero tiles, shapes that do not fit, causal with S != T, a b
                        "flash_attention_traced: query block 2 of q (4, 2) with tile_q 3 (2 blocks)",
                        std::invalid_argument);
 }
+
+TEST_CASE("flash_tile_plan says what the fast path does with every tile, and flash_scratch_bytes what it allocates") {
+  attn::TorchGenerator gen(8);
+  for (std::size_t T : {1, 2, 5, 8, 13}) {
+    const Mat x = gen.randn(T, 3);  // (T, d_k)
+    for (bool causal : {false, true})
+      for (const Tiles& t : tiles_for(T)) {
+        INFO("T " << T << ", causal " << causal << ", tile_q " << t.tile_q << ", tile_k " << t.tile_k);
+        const auto plan = attn::flash_tile_plan(T, T, causal, t.tile_q, t.tile_k);
+        REQUIRE(plan.size() == ceil_div(T, t.tile_q));
+        std::size_t full = 0, masked = 0, skipped = 0;
+        for (std::size_t b = 0; b < plan.size(); ++b) {
+          REQUIRE(plan[b].size() == ceil_div(T, t.tile_k));
+          // Tile by tile, against the traced block's own flags.
+          const attn::FlashTrace tr = attn::flash_attention_traced(x, x, x, causal, t.tile_q, t.tile_k, b);
+          for (std::size_t j = 0; j < plan[b].size(); ++j) {
+            CAPTURE(b);
+            CAPTURE(j);
+            CHECK((plan[b][j] == attn::FlashTile::skipped) == tr.steps[j].skipped);
+            CHECK((plan[b][j] == attn::FlashTile::masked) == tr.steps[j].masked);
+            full += plan[b][j] == attn::FlashTile::full;
+            masked += plan[b][j] == attn::FlashTile::masked;
+            skipped += plan[b][j] == attn::FlashTile::skipped;
+          }
+        }
+        // One entry at a time, and the counts without the table, say the same.
+        for (std::size_t b = 0; b < plan.size(); ++b)
+          for (std::size_t j = 0; j < plan[b].size(); ++j)
+            CHECK(attn::flash_tile(T, T, causal, t.tile_q, t.tile_k, b, j) == plan[b][j]);
+        const attn::FlashTileCounts counted = attn::flash_tile_counts(T, T, causal, t.tile_q, t.tile_k);
+        CHECK(counted.full == full);
+        CHECK(counted.masked == masked);
+        CHECK(counted.skipped == skipped);
+        FlashStats st;
+        attn::flash_attention(x, x, x, causal, t.tile_q, t.tile_k, &st);
+        CHECK(st.key_tiles_skipped == skipped);
+        CHECK(st.key_tiles_masked == masked);
+        CHECK(st.key_tiles_computed == full + masked);
+        CHECK(st.scratch_bytes == attn::flash_scratch_bytes(T, T, t.tile_q, t.tile_k));
+      }
+  }
+  // Cross-attention: S != T, never masked or skipped; the scratch clips each tile to its side.
+  const Mat q = gen.randn(3, 2), k = gen.randn(7, 2);  // (T, d_k), (S, d_k)
+  FlashStats st;
+  attn::flash_attention(q, k, k, false, 4, 5, &st);
+  CHECK(st.scratch_bytes == attn::flash_scratch_bytes(3, 7, 4, 5));
+  CHECK(attn::flash_scratch_bytes(3, 7, 4, 5) == (3 * 5 + 3 * 3) * sizeof(float));
+  // At a real size the scratch is the tiles' alone: (64 * 64 + 3 * 64) floats whatever T is.
+  CHECK(attn::flash_scratch_bytes(4096, 4096, 64, 64) == 17152);
+  CHECK(attn::flash_scratch_bytes(8192, 8192, 64, 64) == 17152);
+  const auto plan = attn::flash_tile_plan(3, 7, false, 2, 3);
+  CHECK(plan.size() == 2);
+  CHECK(plan[1].size() == 3);
+  CHECK_THROWS_WITH_AS(attn::flash_tile_plan(4, 5, true, 2, 2),
+                       "flash_tile_plan: causal attention needs as many keys as queries (T 4, S 5)", std::invalid_argument);
+  CHECK_THROWS_AS(attn::flash_tile_plan(4, 4, true, 0, 2), std::invalid_argument);
+  CHECK_THROWS_AS(attn::flash_tile_plan(4, 0, false, 2, 2), std::invalid_argument);
+  CHECK_THROWS_AS(attn::flash_scratch_bytes(4, 4, 2, 0), std::invalid_argument);
+  CHECK_THROWS_AS(attn::flash_tile(4, 4, true, 2, 2, 2, 0), std::invalid_argument);  // block 2 of 2
+  CHECK_THROWS_AS(attn::flash_tile(4, 4, true, 2, 2, 0, 2), std::invalid_argument);  // tile 2 of 2
+  CHECK_THROWS_AS(attn::flash_tile_counts(4, 5, true, 2, 2), std::invalid_argument);
+  // Larger and uneven sizes, where the table is still small enough to build and count.
+  for (std::size_t T : {97, 256, 1000})
+    for (std::size_t tq : {1, 7, 64})
+      for (std::size_t tk : {1, 5, 64, 2000})
+        for (bool causal : {false, true}) {
+          INFO("T " << T << ", tile_q " << tq << ", tile_k " << tk << ", causal " << causal);
+          attn::FlashTileCounts from_plan;
+          for (const auto& row : attn::flash_tile_plan(T, T, causal, tq, tk))
+            for (attn::FlashTile f : row)
+              (f == attn::FlashTile::full ? from_plan.full : f == attn::FlashTile::masked ? from_plan.masked : from_plan.skipped) += 1;
+          const attn::FlashTileCounts c = attn::flash_tile_counts(T, T, causal, tq, tk);
+          CHECK(c.full == from_plan.full);
+          CHECK(c.masked == from_plan.masked);
+          CHECK(c.skipped == from_plan.skipped);
+        }
+}

@@ -7,6 +7,8 @@
 // tests/data/npy/ was written by NumPy 1.24 (/usr/bin/python3), see tests/data/README.md.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -299,4 +301,51 @@ TEST_CASE("header text quoted in a refusal is cut short and escaped") {
   CHECK(contains(msg, "A... is not supported"));
   CHECK(msg.find('\x1b') == std::string::npos);
   CHECK(msg.size() < 200);
+}
+
+TEST_CASE("read_npy: the declared shape is checked before the data is read") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("attn-npy-check-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "huge.npy").string();
+  {  // 1 GiB of zeros behind a (16384, 16384) header, as a sparse file: no disk, no read
+    std::ofstream out(path, std::ios::binary);
+    out << npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (16384, 16384), }", "");
+  }
+  fs::resize_file(path, 128 + std::uintmax_t{16384} * 16384 * 4);
+  Shape seen;
+  const auto refuse = [&](const Shape& s) {
+    seen = s;
+    throw std::runtime_error("too large for this lesson");
+  };
+  CHECK_THROWS_WITH(attn::read_npy(path, refuse), "too large for this lesson");
+  CHECK(seen == Shape{16384, 16384});
+  // A file whose size disagrees with its header is refused before the check is asked.
+  fs::resize_file(path, 128 + 100);
+  bool asked = false;
+  CHECK_THROWS_WITH_AS(attn::read_npy(path, [&](const Shape&) { asked = true; }),
+                       doctest::Contains("data is 100 bytes but shape (16384, 16384) of float32 needs 1073741824"), NpyError);
+  CHECK_FALSE(asked);
+  // An accepted shape reads as usual.
+  const std::string small = (dir / "small.npy").string();
+  {
+    std::ofstream out(small, std::ios::binary);
+    out << attn::encode_npy({2, 3}, kSix.data());
+  }
+  const NpyArray a = attn::read_npy(small, [&](const Shape& s) { seen = s; });
+  CHECK(seen == Shape{2, 3});
+  CHECK(same_bits(a.values, kSix));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("parse_npy_header: what the header declares, and a header longer than NumPy writes") {
+  const attn::NpyHeader h = attn::parse_npy_header(attn::encode_npy({2, 3}, kSix.data()), "x.npy");
+  CHECK(h.shape == Shape{2, 3});
+  CHECK(h.count == 6);
+  CHECK(h.item == 4);
+  CHECK_FALSE(h.fortran);
+  CHECK(h.data_start == 128);
+  std::string v2("\x93NUMPY\x02\x00", 8);
+  v2 += std::string("\x00\x00\x10\x00", 4);  // a 1 MiB header
+  CHECK(contains(refusal(v2 + std::string(1 << 20, ' ')), "header of 1048576 bytes is too long (limit 65535)"));
 }

@@ -319,7 +319,7 @@ TEST_CASE("NaN fails every check, whichever way the bound points") {
   CHECK(check_text(c) == "check FAILED: rows sum to 1 (max |sum - 1| = nan, not <= 1e-06)");
 }
 
-TEST_CASE("a question answers yes or no and explains a no; it never fails the lesson") {
+TEST_CASE("a question answers yes or no and explains a no, it never fails the lesson") {
   Report r;
   r.stage("a").question("do the fills agree here?", "max |diff|", 0.0, Relation::AtMost, 0.0, "scores are huge");
   r.stage("b").question("do the fills agree here?", "max |diff|", 1.0, Relation::AtMost, 0.0, "scores are huge");

@@ -57,7 +57,7 @@ TEST_CASE("next, back and quit move through the stages") {
   CHECK(sink.log == "begin/3 1 2 1 2 3 end");
 }
 
-TEST_CASE("next after the last stage finishes; back at the first shows it again") {
+TEST_CASE("next after the last stage finishes, back at the first shows it again") {
   const Report r = three_stages();
   Recorder sink;
   std::ostringstream out;
@@ -67,7 +67,7 @@ TEST_CASE("next after the last stage finishes; back at the first shows it again"
   CHECK(keys.used() == 4);
 }
 
-TEST_CASE("other keys are ignored; the end of input quits") {
+TEST_CASE("other keys are ignored, the end of input quits") {
   const Report r = three_stages();
   Recorder sink;
   std::ostringstream out;

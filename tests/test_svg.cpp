@@ -112,7 +112,7 @@ TEST_CASE("multi-head weights: one picture per [b, h], titled with the head") {
   CHECK(contains(svg, "one colour scale for all 2 matrices"));
 }
 
-TEST_CASE("large matrices stay well-formed; values are written only where they are legible") {
+TEST_CASE("large matrices stay well-formed, values are written only where they are legible") {
   const Report r = lesson_with(matrix({60, 60}, {}));
   const std::string svg = picture(r);
   const auto x = check_xml(svg);

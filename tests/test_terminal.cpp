@@ -26,7 +26,7 @@ TEST_CASE("auto: colour only on a terminal, and never with NO_COLOR or TERM=dumb
   CHECK(color_depth(ColorChoice::automatic, true, nullptr, nullptr, "dumb") == ColorDepth::none);
 }
 
-TEST_CASE("always and never win over everything else; COLORTERM picks the depth") {
+TEST_CASE("always and never win over everything else, COLORTERM picks the depth") {
   CHECK(color_depth(ColorChoice::always, false, "1", nullptr, "dumb") == ColorDepth::xterm256);
   CHECK(color_depth(ColorChoice::always, false, nullptr, "truecolor", nullptr) == ColorDepth::truecolor);
   CHECK(color_depth(ColorChoice::always, false, nullptr, "24bit", nullptr) == ColorDepth::truecolor);

@@ -2,9 +2,16 @@
 // skipped, and every malformed file refused with the line that is wrong.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 
 #include "io/text_matrix.hpp"
 
@@ -100,4 +107,47 @@ TEST_CASE("text matrices: a bad value is quoted shortened with control bytes esc
     CHECK(what.find("'\\x1b[31mred\\x07' is not a number") != std::string::npos);
   }
   CHECK(quoted_for_message("a'b\\c\xff") == "'a\\x27b\\x5cc\\xff'");
+}
+
+TEST_CASE("text matrices: a size check sees the rows so far and stops the read at the row that crosses it") {
+  namespace fs = std::filesystem;
+  const fs::path path = fs::temp_directory_path() / ("attn-rows-" + std::to_string(::getpid()) + ".csv");
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 1000; ++i) out << "1, 2, 3\n";
+  }
+  std::vector<Shape> seen;
+  const auto at_most_10_rows = [&](const Shape& s) {
+    seen.push_back(s);
+    if (s[0] > 10) throw std::runtime_error("more than 10 rows");
+  };
+  CHECK_THROWS_WITH(read_text_matrix(path.string(), false, at_most_10_rows), "more than 10 rows");
+  REQUIRE(seen.size() == 11);  // rows 1..11, then no more read
+  CHECK(seen.front() == Shape{1, 3});
+  CHECK(seen.back() == Shape{11, 3});
+  seen.clear();
+  CHECK(read_text_matrix(path.string(), false, [&](const Shape& s) { seen.push_back(s); }).shape == Shape{1000, 3});
+  CHECK(seen.size() == 1000);
+  fs::remove(path);
+}
+
+TEST_CASE("text matrices: the read stops at the first byte that cannot be part of a number") {
+  // A stray byte is quoted with what came before it in its field and a little after it.
+  CHECK_THROWS_WITH_AS(parse_text_matrix(std::string("1,2\n3,\0\0\0\0", 10), "m.csv"),
+                       doctest::Contains("line 2, column 2: '\\x00\\x00\\x00\\x00' is not a number"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1,2\n3,4\"5\n", "m.csv"), doctest::Contains("'4\"5' is not a number"), NpyError);
+  CHECK_THROWS_WITH_AS(parse_text_matrix("0.5 # a comment after a value\n", "m.csv"),
+                       doctest::Contains("line 1, column 2: '#' is not a number"), NpyError);
+  // A field longer than any float32 needs is refused without reading it to its end.
+  CHECK_THROWS_WITH_AS(parse_text_matrix("1," + std::string(5000, '1') + "\n", "m.csv"),
+                       doctest::Contains("'111111111111111111111111...' is not a number"), NpyError);
+  // A file of 200 MB of NUL bytes is refused at once: it is never held whole.
+  namespace fs = std::filesystem;
+  const fs::path path = fs::temp_directory_path() / ("attn-nul-" + std::to_string(::getpid()) + ".csv");
+  { std::ofstream out(path); }
+  fs::resize_file(path, 200000000);
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(read_text_matrix(path.string()), doctest::Contains("line 1, column 1: '\\x00"), NpyError);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5);
+  fs::remove(path);
 }

@@ -1,6 +1,8 @@
 #include "cli/exercises.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "lesson_kit/options.hpp"
@@ -32,10 +35,21 @@ struct SetupError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// How long one exercise program may run: its checks take well under a second, so a program
-// still running after this is stuck (an endless loop in the learner's code).
-constexpr int kCheckTimeoutS = 60;   // attn check: the learner is watching
 constexpr int kListTimeoutS = 10;    // attn exercises: per exercise, for a quick overview
+
+// Programs built with AddressSanitizer reserve terabytes of address space for its shadow memory,
+// so an address-space limit would stop them before main(): none is set in such a build.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCanLimitMemory = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kCanLimitMemory = false;
+#else
+constexpr bool kCanLimitMemory = true;
+#endif
+#else
+constexpr bool kCanLimitMemory = true;
+#endif
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
@@ -46,25 +60,139 @@ std::string trim(const std::string& s) {
 
 // ---- child processes ---------------------------------------------------------------------
 
-enum class Output { Inherit, Capture, Discard };
+// What a child printed, kept within bounds: the first `head` bytes (passed on at once to `live`
+// when given) and the last `tail` bytes; what lies between is only counted.
+class BoundedOutput {
+ public:
+  BoundedOutput(std::size_t head, std::size_t tail, std::ostream* live) : head_(head), tail_(tail), live_(live) {}
 
-struct Child {
-  int status = -1;         // exit status, or 128 + signal
-  bool timed_out = false;
-  std::string output;      // stdout and stderr together, with Output::Capture
+  // False once `live` refused a write (the reader of a pipe went away).
+  bool add(const char* data, std::size_t n) {
+    total_ += n;
+    const std::size_t to_head = std::min(n, head_ - kept_.size());
+    if (to_head) {
+      kept_.append(data, to_head);
+      if (live_ && !(*live_ << std::string_view(data, to_head) << std::flush)) return false;
+    }
+    if (to_head == n) return true;
+    ring_.append(data + to_head, n - to_head);
+    if (ring_.size() > 2 * tail_) ring_.erase(0, ring_.size() - tail_);  // amortised: trim in blocks
+    return true;
+  }
+
+  std::size_t total() const { return total_; }
+  bool cut() const { return total_ > kept_.size() + tail_text().size(); }
+  const std::string& head_text() const { return kept_; }
+  // The end, from a line start when one is near, so the last lines read whole.
+  std::string tail_text() const {
+    std::string t = ring_.size() > tail_ ? ring_.substr(ring_.size() - tail_) : ring_;
+    if (total_ > kept_.size() + t.size()) {
+      const auto nl = t.find('\n');
+      if (nl != std::string::npos && nl + 1 < t.size()) t.erase(0, nl + 1);
+    }
+    return t;
+  }
+  // "[... 12,582,912 bytes cut: the program printed 12,595,200 bytes in all ...]", or "".
+  std::string marker(const std::string& who) const {
+    if (!cut()) return "";
+    const std::size_t shown = kept_.size() + tail_text().size();
+    return "[... " + std::to_string(total_ - shown) + " bytes cut: " + who + " printed " + std::to_string(total_) +
+           " bytes in all; the first " + std::to_string(kept_.size()) + " and the last " + std::to_string(tail_text().size()) +
+           " are shown ...]";
+  }
+  // Everything kept, with the marker between the beginning and the end.
+  std::string text(const std::string& who) const {
+    if (!cut()) return kept_ + ring_;
+    return kept_ + (kept_.empty() || kept_.back() == '\n' ? "" : "\n") + marker(who) + "\n" + tail_text();
+  }
+
+ private:
+  std::size_t head_, tail_;
+  std::ostream* live_;
+  std::string kept_, ring_;
+  std::size_t total_ = 0;
 };
 
-// Runs argv[0] (an absolute path) without a shell, so paths with spaces need no quoting.
-// timeout_s 0 means wait as long as it takes (a build).
-Child run_child(const std::vector<std::string>& argv, Output mode, int timeout_s) {
+enum class Output { Capture, Discard };
+
+struct RunLimits {
+  int timeout_s = 0;                // wall-clock seconds; 0: none
+  std::uint64_t memory_bytes = 0;   // address space (RLIMIT_AS); 0: none
+};
+
+struct Child {
+  int status = -1;             // exit status, or 128 + signal
+  bool timed_out = false;
+  bool reader_gone = false;    // `live` stopped taking output: the child was stopped
+  std::string output;          // stdout and stderr together (Capture), cut to its beginning and end
+  std::string marker;          // the cut marker, "" when nothing was cut
+};
+
+// Bytes kept of a child's output: enough for any doctest report or compiler error a learner
+// reads; a program printing in a loop is cut to its beginning and end.
+constexpr std::size_t kHeadBytes = 16 * 1024;
+constexpr std::size_t kTailBytes = 4 * 1024;
+
+// Stops the child's whole process group (a build runs make and compilers): SIGTERM first, so
+// make deletes a half-written target and the build tree stays as it was; SIGKILL after a grace.
+void stop_group(pid_t pid, int& wstatus) {
+  kill(-pid, SIGTERM);
+  for (int i = 0; i < 200; ++i) {  // up to 2 s
+    if (waitpid(pid, &wstatus, WNOHANG) == pid) {
+      kill(-pid, SIGKILL);  // anything of the group still left
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid, SIGKILL);
+  waitpid(pid, &wstatus, 0);
+}
+
+// The child runs in its own process group, out of reach of the terminal's Ctrl-C: while it runs,
+// a signal that ends attn ends the child's group first, so nothing is left running unwatched.
+volatile std::sig_atomic_t g_child_group = 0;
+extern "C" void stop_child_then_die(int sig) {
+  if (g_child_group > 0) kill(-static_cast<pid_t>(g_child_group), SIGKILL);
+  std::signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+struct GroupGuard {
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  void (*old[4])(int) = {};
+  explicit GroupGuard(pid_t group) {
+    g_child_group = group;
+    for (int i = 0; i < 4; ++i) old[i] = std::signal(kSignals[i], stop_child_then_die);
+  }
+  ~GroupGuard() {
+    for (int i = 0; i < 4; ++i) std::signal(kSignals[i], old[i]);
+    g_child_group = 0;
+  }
+};
+
+// Runs argv[0] (an absolute path) without a shell, so paths with spaces need no quoting, in its
+// own process group, within `limits`. Its output is cut to its beginning and end; with `live`,
+// the beginning is passed on as it arrives.
+Child run_child(const std::vector<std::string>& argv, Output mode, const RunLimits& limits, std::ostream* live = nullptr,
+                const std::string& who = "the program") {
   int pipe_fd[2] = {-1, -1};
   if (mode == Output::Capture && pipe(pipe_fd) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) throw SetupError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    // main() ignores SIGPIPE for its own quiet exit; a child must not inherit that, or
-    // `attn check x | head` would leave it writing into a closed pipe.
+    setpgid(0, 0);  // its own group: a timeout stops it and everything it started
+    // A crash leaves no core file behind (in the learner's working directory), and does not
+    // spend seconds writing one.
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    // main() ignores SIGPIPE for its own quiet exit; a child must not inherit that.
     std::signal(SIGPIPE, SIG_DFL);
+    if (limits.memory_bytes) {
+      const rlimit as{static_cast<rlim_t>(limits.memory_bytes), static_cast<rlim_t>(limits.memory_bytes)};
+      setrlimit(RLIMIT_AS, &as);
+      // OpenBLAS reserves buffers per thread; one thread keeps a small exercise's address space small.
+      setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    }
     const int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) dup2(devnull, 0);  // nothing here reads the terminal
     if (mode == Output::Capture) {
@@ -72,7 +200,7 @@ Child run_child(const std::vector<std::string>& argv, Output mode, int timeout_s
       dup2(pipe_fd[1], 2);
       close(pipe_fd[0]);
       close(pipe_fd[1]);
-    } else if (mode == Output::Discard && devnull >= 0) {
+    } else if (devnull >= 0) {
       dup2(devnull, 1);
       dup2(devnull, 2);
     }
@@ -84,33 +212,62 @@ Child run_child(const std::vector<std::string>& argv, Output mode, int timeout_s
     (void)!write(2, msg.data(), msg.size());
     _exit(127);
   }
+  setpgid(pid, pid);  // also here, so the group exists before either side goes on
+  const GroupGuard guard(pid);
 
   Child child;
+  BoundedOutput out(kHeadBytes, kTailBytes, live);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits.timeout_s);
+  auto past_deadline = [&] { return limits.timeout_s > 0 && std::chrono::steady_clock::now() >= deadline; };
+  int wstatus = 0;
+  bool stopped = false;
   if (mode == Output::Capture) {
     close(pipe_fd[1]);
-    char buf[4096];
+    char buf[1 << 16];
     for (;;) {
-      const ssize_t n = read(pipe_fd[0], buf, sizeof buf);
-      if (n > 0) child.output.append(buf, static_cast<std::size_t>(n));
-      else if (n == 0 || errno != EINTR) break;
+      pollfd p{pipe_fd[0], POLLIN, 0};
+      const int wait_ms = limits.timeout_s > 0 ? 50 : -1;
+      const int ready = poll(&p, 1, wait_ms);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready > 0) {
+        const ssize_t n = read(pipe_fd[0], buf, sizeof buf);
+        if (n == 0) break;  // every writer closed: the child (and what it started) is done
+        if (n < 0 && errno != EINTR && errno != EAGAIN) break;
+        if (n > 0 && !out.add(buf, static_cast<std::size_t>(n))) {
+          child.reader_gone = true;
+          stop_group(pid, wstatus);
+          stopped = true;
+          break;
+        }
+      }
+      if (past_deadline()) {
+        child.timed_out = true;
+        stop_group(pid, wstatus);
+        stopped = true;
+        break;
+      }
     }
     close(pipe_fd[0]);
   }
-  int wstatus = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (;;) {
-    const pid_t done = waitpid(pid, &wstatus, timeout_s > 0 ? WNOHANG : 0);
+  while (!stopped) {
+    const pid_t done = waitpid(pid, &wstatus, limits.timeout_s > 0 ? WNOHANG : 0);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) throw SetupError(std::string("waitpid: ") + std::strerror(errno));
-    if (timeout_s > 0 && std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &wstatus, 0);
+    if (past_deadline()) {
       child.timed_out = true;
+      stop_group(pid, wstatus);
       break;
     }
-    if (timeout_s > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (limits.timeout_s > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   child.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  child.output = out.text(who);
+  child.marker = out.marker(who);
+  if (live && !child.reader_gone) {
+    // The beginning went out live; the rest (after the marker, when something was cut) now.
+    const std::string rest = out.text(who).substr(out.head_text().size());
+    if (!(*live << rest << std::flush)) child.reader_gone = true;
+  }
   return child;
 }
 
@@ -173,6 +330,8 @@ int guarded(F&& body) {
 }
 
 }  // namespace
+
+std::uint64_t CheckLimits::memory_bytes() const { return kCanLimitMemory ? memory_mib << 20 : 0; }
 
 // ---- the table ---------------------------------------------------------------------------
 
@@ -260,7 +419,7 @@ Progress progress(const ExercisePaths& paths, const Exercise& e) {
   if (paths.bin_dir.empty() || !fs::exists(program)) return Progress::NotBuilt;
   // A program older than its sources says nothing about them: do not run it, say so.
   if (newer(paths.learner(e), program) || newer(paths.test(e), program)) return Progress::Stale;
-  const Child run = run_child({program.string()}, Output::Discard, kListTimeoutS);
+  const Child run = run_child({program.string()}, Output::Discard, {kListTimeoutS, CheckLimits{}.memory_bytes()});
   if (run.timed_out) return Progress::TimedOut;
   if (run.status == 0) return Progress::Passes;
   return run.status > 128 ? Progress::Crashes : Progress::Fails;
@@ -323,17 +482,30 @@ int list_exercises(const ExercisePaths& paths, std::ostream& out) {
   });
 }
 
-int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out) {
+int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out, const CheckLimits& limits) {
   return guarded([&] {
     const auto all = load_exercises(paths);
     const Exercise& e = lookup(all, name);
     require_build(paths);
     const std::string file = relative(paths, paths.learner(e));
+    const std::string head = "attn check " + e.name + ": ";
+    // A reader that left (attn check NAME | head) ends the check quietly, like a lesson: the
+    // program is stopped and nothing more is said. main() sees EPIPE and exits 0.
+    auto reader_left = [&] {
+      errno = EPIPE;
+      return 0;
+    };
 
     // Build this exercise's program and nothing else: one small file to compile, one link.
-    out << "attn check " << e.name << ": building " << file << "\n";
+    out << head << "building " << file << "\n";
     out.flush();
-    const Child build = run_child({paths.cmake, "--build", paths.build_dir, "--target", e.target()}, Output::Capture, 0);
+    if (!out) return reader_left();
+    const Child build = run_child({paths.cmake, "--build", paths.build_dir, "--target", e.target()}, Output::Capture,
+                                  {limits.build_time_limit_s, 0}, nullptr, "the build");
+    if (build.timed_out)
+      throw SetupError("the build of " + e.target() + " was stopped after " + std::to_string(limits.build_time_limit_s) +
+                       " s (--build-time-limit: a build that finishes vs still running); " + file +
+                       " and the build tree are as they were, so attn check " + e.name + " starts it again");
     if (build.status != 0) {
       // The compiler's messages, without make's "[ 52%] Built target ..." lines around them.
       std::istringstream lines(build.output);
@@ -343,35 +515,51 @@ int check_exercise(const ExercisePaths& paths, const std::string& name, std::ost
                        ": code that compiles vs the compiler messages above)");
     }
 
-    // doctest's report goes straight to the terminal: which case failed, expected and actual.
-    out << "attn check " << e.name << ": running its checks\n\n";
+    // doctest's report, as it comes: which case failed, expected and actual. A program printing
+    // in a loop is cut to its beginning and end.
+    out << head << "running its checks\n\n";
     out.flush();
-    // --no-intro: doctest's version banner says nothing to a learner.
-    const Child run = run_child({paths.program(e), "--no-intro=true"}, Output::Inherit, kCheckTimeoutS);
+    if (!out) return reader_left();
+    // --no-intro: doctest's version banner says nothing to a learner. Its output goes through a
+    // pipe here, so its colours are asked for when attn's own output is a terminal.
+    std::vector<std::string> argv = {paths.program(e), "--no-intro=true"};
+    if (&out == &std::cout && isatty(STDOUT_FILENO) == 1) argv.push_back("--force-colors=true");
+    const Child run = run_child(argv, Output::Capture, {limits.time_limit_s, limits.memory_bytes()}, &out);
+    if (run.reader_gone) return reader_left();
     out << "\n";
-    const std::string head = "attn check " + e.name + ": ";
     auto verdict = [&](const std::string& text) { out << wrap_keeping(head + text, "", "  "); };
+    const std::string unchanged = " " + file + " is as you left it.";
     if (run.timed_out) {
-      verdict("still running after " + std::to_string(kCheckTimeoutS) +
-              " s, so it was stopped. Look for a loop that never ends in " + file + ".");
+      verdict("stopped after " + std::to_string(limits.time_limit_s) + " s (" + keep("--time-limit " + std::to_string(limits.time_limit_s)) +
+              "), still running: look for a loop that never ends in " + file + "." + unchanged);
+      return 1;
+    }
+    const bool out_of_memory = limits.memory_bytes() != 0 && run.status != 0 &&
+                               run.output.find("bad_alloc") != std::string::npos;
+    if (out_of_memory) {
+      verdict("stopped: it asked for more than its " + std::to_string(limits.memory_mib) + " MiB of memory (" +
+              keep("--memory-limit " + std::to_string(limits.memory_mib)) +
+              "). Look for a tensor made with a size far too large, or one that grows in a loop, in " + file + "." +
+              unchanged);
       return 1;
     }
     if (run.status > 128) {
       verdict("the program crashed (signal " + std::to_string(run.status - 128) + ", " + strsignal(run.status - 128) +
               "). Often an index past the end of a tensor, for example one made with the wrong shape, in " +
-              file + ".");
+              file + "." + unchanged);
       return 1;
     }
+    const std::string cut = run.marker.empty() ? "" : " Its output was cut (see above).";
     if (run.status != 0) {
-      verdict("not solved yet. Read the first failure above, edit " + file + ", and run " +
+      verdict("not solved yet." + cut + " Read the first failure above, edit " + file + ", and run " +
               keep("attn check " + e.name) + " again. Stuck? " + keep("attn hint " + e.name));
       return 1;
     }
     if (e.number < all.size())
-      verdict("solved, every check passes. Next: " + keep("attn check " + all[e.number].name) + " (lesson " +
+      verdict("solved, every check passes." + cut + " Next: " + keep("attn check " + all[e.number].name) + " (lesson " +
               all[e.number].lesson + ")");
     else
-      verdict("solved, every check passes. That was the last exercise.");
+      verdict("solved, every check passes." + cut + " That was the last exercise.");
     return 0;
   });
 }

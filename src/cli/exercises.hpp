@@ -10,6 +10,7 @@
 // `attn: error: ...` line and returns 1.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -73,9 +74,21 @@ const char* progress_text(Progress p);
 // attn exercises: the table with progress. Returns the exit status.
 int list_exercises(const ExercisePaths& paths, std::ostream& out);
 
-// attn check NAME: builds the exercise's program alone, runs it (doctest's report goes straight
-// to the terminal), then one line of verdict. 0 when every check passes.
-int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out);
+// What attn check allows the code it builds and runs (attn check --time-limit, --memory-limit,
+// --build-time-limit). An exercise's checks take well under a second and a few megabytes.
+struct CheckLimits {
+  int time_limit_s = 10;           // the program, wall clock (its checks take well under 1 s)
+  std::uint64_t memory_mib = 1024; // the program's address space (not set in a sanitizer build)
+  int build_time_limit_s = 600;    // cmake --build: a first build compiles the libraries too
+  std::uint64_t memory_bytes() const;  // 0 when no limit can be set (AddressSanitizer builds)
+};
+
+// attn check NAME: builds the exercise's program alone (stopped after build_time_limit_s), runs
+// it in its own process group under the time and memory limits, passes its output on cut to the
+// first 16 KiB and the last 4 KiB (saying how much was cut), then one line of verdict naming what
+// happened. 0 when every check passes; 0 and nothing more when the reader of `out` went away.
+int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out,
+                   const CheckLimits& limits = {});
 
 // attn hint NAME: the hint, never the solution.
 int print_hint(const ExercisePaths& paths, const std::string& name, std::ostream& out);

@@ -4,7 +4,9 @@
 
 #include "io/npy.hpp"
 #include "io/text_matrix.hpp"
+#include "lesson_kit/external.hpp"
 #include "lesson_kit/registry.hpp"
+#include "lesson_kit/seq2seq.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,16 +39,38 @@ void require_finite(const ExternalTensor& t) {
                    where(a, nf, 1) + (nf.count > 1 ? ", the first of " + std::to_string(nf.count) : ""));
 }
 
-ExternalTensor load_input(const std::string& path, bool allow_nonfinite) {
+void check_declared_input(const LessonEntry& lesson, const LessonOptions& opts, const Shape& shape,
+                          const std::string& source, bool complete) {
+  // The encoder-decoder lessons read --input as source embeddings (S, d_in); every other lesson
+  // reads x (T, d_in) or (B, T, d_in) and scores its tokens against each other.
+  if (lesson.options & kSrc) check_source_shape(opts, shape, source, complete);
+  else check_input_shape(opts, shape, source, 1, complete);
+}
+
+ExternalTensor load_input(const std::string& path, bool allow_nonfinite, const DeclaredCheck& check) {
   if (const std::string problem = not_a_file(path); !problem.empty())
     throw UsageError("cannot read --input", "--input", "an .npy or text matrix file", "'" + path + "' (" + problem + ")");
   ExternalTensor t;
+  const std::string source = "--input " + path;
   try {
-    if (ends_with(path, ".npy")) t = as_external(read_npy(path), "--input " + path, path);
-    else if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt"))
-      t = as_external(read_text_matrix(path, allow_nonfinite), "--input " + path, path);
-    else
+    if (ends_with(path, ".npy")) {
+      t = as_external(read_npy(path, [&](const Shape& declared) { if (check) check(declared, source, true); }), source, path);
+    } else if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt")) {
+      const ShapeCheck rows_so_far = [&](const Shape& rows) {
+        if (!check) return;
+        try {
+          check(rows, source, false);
+        } catch (const UsageError& e) {
+          // The shape in the message is the rows read so far: say that the read stopped there.
+          std::string what = e.what();
+          if (!what.empty() && what.back() == ')') what.pop_back();
+          throw UsageError(what + "; reading stopped at row " + std::to_string(rows[0]) + ")");
+        }
+      };
+      t = as_external(read_text_matrix(path, allow_nonfinite, rows_so_far), source, path);
+    } else {
       throw UsageError("--input has an unknown file type", "--input", ".npy, .csv, .tsv or .txt", "'" + path + "'");
+    }
   } catch (const NpyError& e) {
     throw UsageError(std::string("cannot read --input: ") + e.what());
   }
@@ -55,7 +79,7 @@ ExternalTensor load_input(const std::string& path, bool allow_nonfinite) {
 }
 
 void load_npy_dir(const std::string& flag, const std::string& dir, const std::vector<std::string>& names,
-                  std::map<std::string, ExternalTensor>& into, bool allow_nonfinite) {
+                  std::map<std::string, ExternalTensor>& into, bool allow_nonfinite, bool shapes_only) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     const std::string problem = fs::exists(dir, ec) ? "not a directory" : "no such directory";
@@ -68,7 +92,12 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
     if (!fs::exists(fs::symlink_status(file, ec)) && !fs::exists(file, ec)) continue;
     ExternalTensor t;
     try {
-      t = as_external(read_npy(file.string()), flag + " " + file.string(), file.string());
+      // Every tensor a lesson reads from a directory is shown: the printing limit (and the memory
+      // limit) apply to the shape the header declares, before the data is read.
+      const auto limit = [&](const Shape& declared) {
+        check_size(name + ".npy", declared, shapes_only, flag + " " + file.string());
+      };
+      t = as_external(read_npy(file.string(), limit), flag + " " + file.string(), file.string());
     } catch (const NpyError& e) {
       throw UsageError("cannot read " + flag + ": " + e.what());
     }
@@ -84,7 +113,7 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
 
 void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
   const std::vector<std::string> mine = weight_file_names(lesson);
-  std::map<std::string, std::string> takers;  // file name -> the lessons that take it
+  std::map<std::string, std::vector<std::string>> takers;  // file name -> the lessons that take it
   for (const auto& l : lessons()) {
     if (!(l.options & kWeights) || l.name == lesson) continue;
     // Only lessons reading the same kind of directory: bahdanau's W_a.npy beside luong's W_g.npy
@@ -97,18 +126,21 @@ void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
     for (const auto& name : theirs) {
       bool taken = false;
       for (const auto& m : mine) taken = taken || m == name;
-      if (!taken) takers[name] += (takers[name].empty() ? "" : ", ") + std::string(l.name);
+      if (!taken) takers[name].push_back(l.name);
     }
   }
   std::string listed;
   for (const auto& m : mine) listed += (listed.empty() ? "" : ", ") + m + ".npy";
   std::error_code ec;
-  for (const auto& [name, by] : takers) {
+  for (const auto& [name, names] : takers) {
     const fs::path file = fs::path(dir) / (name + ".npy");
     if (!fs::exists(fs::symlink_status(file, ec))) continue;
     const bool bias = ends_with(name, "_bias");
+    std::string by;  // "heads", "heads and gqa", "a, b and c"
+    for (std::size_t i = 0; i < names.size(); ++i)
+      by += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
     throw UsageError(lesson + " does not use " + name + ".npy" + (bias ? " (it has no biases)" : "") +
-                         "; the " + by + " lesson" + (by.find(',') != std::string::npos ? "s take" : " takes") + " it",
+                         "; the " + by + " lesson" + (names.size() > 1 ? "s take" : " takes") + " it",
                      "--weights " + dir, listed, file.string());
   }
 }

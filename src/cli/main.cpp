@@ -1,5 +1,6 @@
 // attn: the command line. CLI11 wiring only: parse options into LessonOptions, pick the sinks,
 // run the lesson, and turn every failure into one line on stderr with a non-zero status.
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -12,10 +13,16 @@
 
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
+#include "cli/progress.hpp"
 #include "cli/render.hpp"
+#include "cli/terminal.hpp"
 #include "cli/verify.hpp"
+#include "core/heap.hpp"
+#include "io/text_matrix.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
+#include "report/manifest.hpp"
+#include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
 
 namespace {
@@ -67,7 +74,8 @@ struct RawOptions {  // every option as typed, so the messages can quote it
   std::string input, weights, weights_layout, states, dump, format, preset, kv_heads;
   bool values = false;
   bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
-  std::string color, svg;  // pictures: --color, --svg
+  std::string color, svg, svg_panels;  // pictures: --color, --svg, --svg-panels
+  bool full_json = false;                // --full-json
   bool step = false;
   std::map<std::string, std::string> own;  // lessons' own options (LessonEntry::extra), by flag
   bool allow_nonfinite = false;  // --allow-nonfinite: keep NaN and inf from --input, --weights, --states
@@ -111,16 +119,25 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
       !cmd.get_option("--states")->count())
     throw UsageError("--allow-nonfinite has no file to apply to", "--allow-nonfinite", "--input, --weights or --states",
                      "none of them");
-  if (seen("--input")) o.input = attn::cli::load_input(raw.input, allow_nonfinite);
-  // Files are read only for a lesson that takes them (the others refuse the option by name).
+  if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
+  // Files are read only for a lesson that takes them (the others refuse the option by name), and
+  // a file's declared shape meets the lesson's limits before its data is read.
+  if (seen("--input") && (lesson.options & attn::kInput)) {
+    const auto limits = [&](const attn::Shape& shape, const std::string& source, bool complete) {
+      attn::cli::check_declared_input(lesson, o, shape, source, complete);
+    };
+    o.input = attn::cli::load_input(raw.input, allow_nonfinite, limits);
+  }
   if (seen("--weights") && (lesson.options & attn::kWeights)) {
     o.weights_dir = raw.weights;
-    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite);
+    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite,
+                            o.shapes_only);
     attn::cli::refuse_unused_weights(lesson.name, raw.weights);
   }
   if (seen("--states") && (lesson.options & attn::kStates)) {
     o.states_dir = raw.states;
-    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states, allow_nonfinite);
+    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states, allow_nonfinite,
+                            o.shapes_only);
   }
   if (seen("--weights-layout")) {
     if (raw.weights_layout != "math" && raw.weights_layout != "torch")
@@ -129,14 +146,16 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
     if (!seen("--weights")) throw UsageError("--weights-layout needs --weights", "--weights-layout", "--weights DIR", "no --weights");
     o.weights_torch_layout = raw.weights_layout == "torch";
   }
-  if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
   if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.tgt, attn::kMaxSentence);
   if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.hidden, 1, attn::kMaxHidden);
   // A lesson's own options: parsed against the declaration of this lesson; another lesson's
   // option is only noted here, and refused by name in check_options_apply.
   for (const auto& [flag, text] : raw.own) {
     if (!seen(flag.c_str())) continue;
-    if (const attn::LessonOption* declared = lesson.find_extra(flag)) o.own[flag] = attn::parse_lesson_option(*declared, text);
+    if (const attn::LessonOption* declared = lesson.find_extra(flag)) {
+      if (declared->type == attn::OptionType::IntegerList) o.own_lists[flag] = attn::parse_lesson_list(*declared, text);
+      else o.own[flag] = attn::parse_lesson_option(*declared, text);
+    }
   }
   return o;
 }
@@ -164,6 +183,25 @@ std::string parse_error_text(const CLI::ParseError& e) {
   return what + " (see attn --help)";
 }
 
+// The limits `attn lesson --help` states; each refusal names the option, the limit and what was
+// asked, before any work is done.
+std::string limits_help() {
+  const auto n = [](std::size_t v) { return std::to_string(v); };
+  return "Limits (checked before the work; a refusal names the option, the limit and what was asked):\n"
+         "  --batch, --seq-len, --d-in, --d-out, --heads, --kv-heads: 1.." + n(attn::kMaxSize) +
+         "; --tokens: at most " + n(attn::kMaxSize) + " words\n"
+         "  any tensor: at most " + n(attn::kMaxValues) + " values held, " + n(attn::kMaxPrintedValues) +
+         " printed (--shapes-only lifts the second)\n"
+         "  --src, --tgt: at most " + n(attn::kMaxSentence) + " words; --hidden: 1.." + n(attn::kMaxHidden) + "\n"
+         "  --input, --weights, --states: a file's shape (an .npy header, a text file's rows so far) meets\n"
+         "    these limits before its data is read; text files at most " + n(attn::kTextMaxBytes >> 20) + " MiB\n"
+         "  printing: a tensor over 1000 values shows the first and last 3 of each axis, as PyTorch does\n"
+         "  --format json: a tensor over " + n(attn::report::kJsonInlineValues) +
+         " values gets a summary instead of its values; --full-json writes all\n"
+         "  --svg: at most " + n(attn::report::kMaxSvgFiles) + " pictures per run (pick with --svg-panels), each at most " +
+         n(attn::report::kMaxSvgSide) + " x " + n(attn::report::kMaxSvgSide) + "\n";
+}
+
 int list_lessons(bool names_only) {
   if (names_only) {  // one per line, in teaching order: for scripts, tests and shell completion
     for (const auto& l : attn::lessons()) std::cout << l.name << "\n";
@@ -172,12 +210,16 @@ int list_lessons(bool names_only) {
   std::size_t width = 0;
   for (const auto& l : attn::lessons()) width = std::max(width, std::string(l.name).size());
   std::cout << "Lessons, in teaching order (run: attn lesson NAME):\n\n";
-  int i = 1;
+  // Numbers right-aligned to the widest ("  9." under " 10."), so names and summaries line up.
+  const std::size_t digits = std::to_string(attn::lessons().size()).size();
+  const std::string indent(2 + digits + 2 + width + 2, ' ');
+  std::size_t i = 1;
   for (const auto& l : attn::lessons()) {
     std::string name = l.name;
     name.resize(width, ' ');
-    const std::string indent(7 + width, ' ');
-    std::cout << "  " << i++ << ". " << name << "  " << l.title << "\n"
+    std::string number = std::to_string(i++);
+    number.insert(0, digits - number.size(), ' ');
+    std::cout << "  " << number << ". " << name << "  " << l.title << "\n"
               << attn::report::wrap(l.summary, 80, indent, indent);
   }
   return 0;
@@ -220,6 +262,9 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   if (cmd.get_option("--color")->count()) output.color = raw.color;
   output.svg = cmd.get_option("--svg")->count() > 0;
   output.svg_dir = raw.svg;
+  output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
+  output.svg_panel_list = raw.svg_panels;
+  output.full_json = raw.full_json;
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -228,7 +273,14 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // A text run with --shapes-only reads no value: stages then hold none, and lessons that can
   // skip computing them past printable sizes do (lesson_kit/options.hpp, check_sizes).
   report.keep_values = !(output.shapes_only && !output.dump && output.format == "text");
-  lesson->run(opts, report);
+  {
+    // Training lessons report their steps; the bar shows only on a terminal's stderr, only for a
+    // run longer than half a second, and is gone (even on an error) before anything else prints.
+    attn::cli::ProgressBar bar(std::cerr, attn::cli::stderr_is_terminal());
+    opts.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
+    lesson->run(opts, report);
+    opts.progress = nullptr;
+  }
   // --allow-nonfinite: the first stage says where the kept NaN and inf are.
   // The report owns its stages (not const); Report only hands them out read-only.
   if (!report.stages().empty())
@@ -256,6 +308,7 @@ int main(int argc, char** argv) {
   // A reader that leaves early (attn lesson causal | head -3) makes writes fail with EPIPE
   // instead of killing the process, so attn can end quietly with status 0.
   std::signal(SIGPIPE, SIG_IGN);
+  attn::keep_freed_memory();  // core/heap.hpp: why
 
   CLI::App app{"attn: the attention mechanism, one stage at a time.\n"
                "Each lesson prints the equation, the shapes and the tensors of every step,\n"
@@ -295,19 +348,26 @@ int main(int argc, char** argv) {
   lesson->add_flag("--step", raw.step, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)");
   lesson->add_option("--color", raw.color, "Colour the heatmaps: auto (a terminal without NO_COLOR), always, never")->type_name("auto|always|never");
   lesson->add_option("--svg", raw.svg, "Write each attention matrix as an SVG heatmap into DIR (created if missing)")->type_name("DIR");
+  lesson->add_option("--svg-panels", raw.svg_panels, "Only these panels of --svg: b0 (batch entry 0), h1 (head 1), b0-h1, comma-separated")->type_name("LIST");
+  lesson->add_flag("--full-json", raw.full_json, "With --format json: every value of every tensor (default: over 1000 values, a summary)");
   lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
   lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
   lesson->add_flag("--allow-nonfinite", raw.allow_nonfinite, "Keep NaN and inf found in --input, --weights or --states (refused by default)");
   lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
+  lesson->footer(limits_help());
   // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
   for (const auto& o : attn::declared_lesson_options()) {
     std::string takers;
     for (const auto& l : attn::lessons())
       if (l.find_extra(o.flag)) takers += (takers.empty() ? "" : ", ") + std::string(l.name);
-    const std::string help = std::string(o.help) + "; " + attn::format_option_value(o.lo) + ".." +
-                             attn::format_option_value(o.hi) + ", default " + attn::format_option_value(o.fallback) +
+    const bool list = o.type == attn::OptionType::IntegerList;
+    const std::string range = attn::format_option_value(o.lo) + ".." + attn::format_option_value(o.hi);
+    const std::string help = std::string(o.help) + "; " +
+                             (list ? "comma-separated, each " + range
+                                   : range + ", default " + attn::format_option_value(o.fallback)) +
                              " (" + takers + ")";
-    lesson->add_option(o.flag, raw.own[o.flag], help)->type_name(o.type == attn::OptionType::Integer ? "INT" : "REAL");
+    lesson->add_option(o.flag, raw.own[o.flag], help)
+        ->type_name(list ? "INT,..." : o.type == attn::OptionType::Integer ? "INT" : "REAL");
   }
 
   // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.
@@ -315,6 +375,14 @@ int main(int argc, char** argv) {
   app.add_subcommand("exercises", "List the exercises: what to edit, and which pass now");
   CLI::App* check = app.add_subcommand("check", "Build one exercise and run its checks: attn check NAME");
   check->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  std::string check_time, check_memory, check_build_time;
+  const attn::cli::CheckLimits default_limits;
+  check->add_option("--time-limit", check_time, "Stop the checks after this many seconds, 1..3600 (default " +
+                    std::to_string(default_limits.time_limit_s) + ")")->type_name("SECONDS");
+  check->add_option("--memory-limit", check_memory, "Memory the checks may use, 256..1048576 MiB (default " +
+                    std::to_string(default_limits.memory_mib) + ")")->type_name("MIB");
+  check->add_option("--build-time-limit", check_build_time, "Stop the build after this many seconds, 1..86400 (default " +
+                    std::to_string(default_limits.build_time_limit_s) + ")")->type_name("SECONDS");
   CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
   hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
 
@@ -353,7 +421,13 @@ int main(int argc, char** argv) {
     } else if (app.got_subcommand("exercises")) {
       status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
     } else if (app.got_subcommand("check")) {
-      status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+      attn::cli::CheckLimits limits;
+      if (check->get_option("--time-limit")->count())
+        limits.time_limit_s = static_cast<int>(parse_number("--time-limit", check_time, 1, 3600));
+      if (check->get_option("--memory-limit")->count()) limits.memory_mib = parse_number("--memory-limit", check_memory, 256, 1 << 20);
+      if (check->get_option("--build-time-limit")->count())
+        limits.build_time_limit_s = static_cast<int>(parse_number("--build-time-limit", check_build_time, 1, 86400));
+      status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
       status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);
     } else {

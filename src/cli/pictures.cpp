@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <iostream>
 
 #include "cli/terminal.hpp"
@@ -12,6 +13,18 @@
 namespace attn::cli {
 
 namespace {
+
+report::PanelSelection selection(const OutputOptions& options) {
+  if (!options.svg_panels) return {};
+  return report::parse_panel_selection(options.svg_panel_list).value_or(report::PanelSelection{});
+}
+
+// The option's text, shortened and without control characters, for a message.
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text.substr(0, 40)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  return text.size() > 40 ? out + "..." : out;
+}
 
 ColorChoice color_choice(const OutputOptions& options) {
   const auto choice = parse_color_choice(options.color);
@@ -40,23 +53,52 @@ void check_pictures(const OutputOptions& options) {
     if (!problem.empty())
       throw UsageError("--svg cannot write there", "--svg", "a directory attn may write in (created if missing)", problem);
   }
+  if (options.svg_panels) {
+    if (!options.svg) throw UsageError("--svg-panels picks the pictures --svg draws", "--svg-panels", "--svg DIR", "no --svg");
+    if (!report::parse_panel_selection(options.svg_panel_list))
+      throw UsageError("--svg-panels lists panels as in the file names", "--svg-panels",
+                       "bN, hN or bN-hN separated by commas, e.g. b0,h1", "'" + escaped(options.svg_panel_list) + "'");
+  }
 }
 
-std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options) {
-  if (!options.svg) return {};
+void check_pictures_of(const report::Report& report, const OutputOptions& options) {
+  if (!options.svg) return;
   check_pictures(options);  // again: the directory may have changed while the lesson ran
   const std::string too_large = report::svg_size_problem(report);
   if (!too_large.empty())
     throw UsageError(too_large + " is too large to draw as SVG", "--svg",
                      "at most " + std::to_string(report::kMaxSvgSide) + " rows and columns", too_large);
-  report::SvgSink sink(options.svg_dir);
+  std::size_t count = 0;
+  std::string available;
+  const std::string unmatched = report::svg_unmatched_pick(report, selection(options), count, available);
+  if (!unmatched.empty())
+    throw UsageError("--svg-panels " + unmatched + " matches no panel of this run", "--svg-panels", available, unmatched);
+  if (count > report::kMaxSvgFiles)
+    throw UsageError("--svg would write " + std::to_string(count) + " pictures, one per (batch, head) of each attention tensor",
+                     options.svg_panels ? "--svg-panels" : "--svg",
+                     "at most " + std::to_string(report::kMaxSvgFiles) + " per run; pick panels with --svg-panels, e.g. b0 or h0,h1",
+                     std::to_string(count));
+}
+
+std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options) {
+  if (!options.svg) return {};
+  check_pictures_of(report, options);
+  report::SvgSink sink(options.svg_dir, selection(options));
+  std::vector<std::string> created;
   try {
-    report::make_svg_dir(options.svg_dir);
+    report::make_svg_dir(options.svg_dir, &created);
     report::deliver(report, sink);
   } catch (const std::runtime_error& e) {  // the file system said no (read-only, full, ...)
+    // Nothing half-done stays: the pictures of this run and the directories it made go.
+    remove_pictures(options, sink.written());
+    for (auto d = created.rbegin(); d != created.rend(); ++d) ::rmdir(d->c_str());
     throw UsageError(std::string("--svg: ") + e.what());
   }
   return sink.written();
+}
+
+void remove_pictures(const OutputOptions& options, const std::vector<std::string>& names) {
+  for (const auto& name : names) std::remove((options.svg_dir + "/" + name).c_str());
 }
 
 void show_text(const report::Report& report, const OutputOptions& options, report::TextOptions text,

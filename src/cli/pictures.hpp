@@ -13,13 +13,22 @@
 namespace attn::cli {
 
 // Before the lesson runs: a --color value other than auto|always|never, --step without a
-// terminal (or with --format json), --svg with --shapes-only or a directory attn cannot write.
+// terminal (or with --format json), --svg with --shapes-only or a directory attn cannot write,
+// --svg-panels without --svg or not of the form b0,h1,b2-h3.
 // Throws UsageError; creates nothing.
 void check_pictures(const OutputOptions& options);
 
-// After the lesson ran: refuses a matrix too large to draw, then creates the --svg directory and
-// writes the SVG files. Returns their names ({} without --svg).
+// After the lesson ran, before anything is written: refuses a matrix too large to draw, a
+// --svg-panels pick that matches no panel, and more than report::kMaxSvgFiles pictures.
+void check_pictures_of(const report::Report& report, const OutputOptions& options);
+
+// After the lesson ran: the checks above, then creates the --svg directory and writes the SVG
+// files of the selected panels. Returns their names ({} without --svg). If writing fails, the
+// files and directories this run made are removed before the UsageError is thrown.
 std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options);
+
+// Removes pictures this run wrote (a later output failed).
+void remove_pictures(const OutputOptions& options, const std::vector<std::string>& names);
 
 // The lesson as text on standard output, with heatmaps coloured and laid out for the terminal,
 // all at once or (--step) one stage at a time; then the list of pictures written, if any.

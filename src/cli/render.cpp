@@ -1,6 +1,8 @@
 #include "cli/render.hpp"
 
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/pictures.hpp"
 #include "lesson_kit/options.hpp"
@@ -10,11 +12,32 @@
 
 namespace attn::cli {
 
+namespace {
+
+// True when the two directories are one, or one holds the other ("out" and "out/svg").
+bool same_or_inside(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  auto normal = [](const std::string& dir) {
+    std::error_code ec;
+    std::string p = fs::weakly_canonical(fs::absolute(dir, ec), ec).lexically_normal().string();
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    return p + "/";
+  };
+  const std::string pa = normal(a), pb = normal(b);
+  return pa.compare(0, pb.size(), pb) == 0 || pb.compare(0, pa.size(), pa) == 0;
+}
+
+}  // namespace
+
 void check_output(const OutputOptions& options) {
   if (options.format != "text" && options.format != "json")
     throw UsageError("unknown --format", "--format", "text or json", "'" + options.format + "'");
   if (options.dump && options.dump_dir.empty())
     throw UsageError("--dump needs a directory", "--dump", "a new or empty directory", "an empty path");
+  if (options.dump && options.svg && !options.dump_dir.empty() && !options.svg_dir.empty() &&
+      same_or_inside(options.dump_dir, options.svg_dir))
+    throw UsageError("--dump and --svg would write into the same directory", "--dump",
+                     "a directory apart from --svg " + options.svg_dir, options.dump_dir);
   if (options.dump) {
     try {
       report::check_dump_target(options.dump_dir);
@@ -22,20 +45,36 @@ void check_output(const OutputOptions& options) {
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
     }
   }
+  if (options.full_json && options.format != "json")
+    throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
   check_pictures(options);
 }
 
 void render(const report::Report& report, const OutputOptions& options) {
-  const std::vector<std::string> pictures = write_pictures(report, options);
+  // What the finished report can still refuse (a picture too large, too many pictures) is
+  // checked before anything is written; then the dump is staged, the pictures written and the
+  // dump moved into place, so a run that fails part-way leaves neither behind.
+  check_pictures_of(report, options);
+  std::optional<report::StagedDump> dump;
   if (options.dump) {
     try {
-      report::write_dump(report, options.command, options.dump_dir);
+      dump.emplace(report, options.command, options.dump_dir);
     } catch (const std::exception& e) {
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
     }
   }
+  const std::vector<std::string> pictures = write_pictures(report, options);
+  if (dump) {
+    try {
+      dump->commit();
+    } catch (const std::exception& e) {
+      remove_pictures(options, pictures);
+      throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
+    }
+  }
   if (options.format == "json") {
-    std::cout << report::manifest_json(report.header, options.command, report.stages(), true);
+    std::cout << report::manifest_json(report.header, options.command, report.stages(), true,
+                                       options.full_json ? static_cast<std::size_t>(-1) : report::kJsonInlineValues);
     return;
   }
   report::TextOptions text;

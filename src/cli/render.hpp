@@ -20,6 +20,9 @@ struct OutputOptions {
   std::string color = "auto";  // --color auto|always|never
   bool svg = false;            // --svg DIR was given
   std::string svg_dir;         // one SVG per attention matrix goes there
+  bool svg_panels = false;     // --svg-panels LIST was given
+  std::string svg_panel_list;  // which panels to draw: "b0", "h1,h2", "b0-h3"
+  bool full_json = false;      // --full-json: every value in --format json, however many
 };
 
 // Refuses, before the lesson runs, output options that cannot work (an unknown --format, a

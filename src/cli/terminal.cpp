@@ -104,6 +104,8 @@ Terminal probe_terminal(ColorChoice choice) {
   return t;
 }
 
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+
 TerminalKeys::TerminalKeys(int fd) : fd_(fd) {
   if (tcgetattr(fd, &g_saved) != 0) throw std::runtime_error("cannot read the terminal's settings");
   g_fd = fd;

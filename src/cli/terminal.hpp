@@ -38,6 +38,9 @@ struct Terminal {
 // Looks at file descriptors 0 and 1 and the environment.
 Terminal probe_terminal(ColorChoice choice);
 
+// Whether standard error is a terminal: where a training run's progress bar may be drawn.
+bool stderr_is_terminal();
+
 // Keys from a terminal in raw mode: each key arrives as it is pressed, unechoed, and Ctrl-C is a
 // key (quit) rather than a signal. The terminal's settings are restored when this object dies,
 // and also if attn is killed by SIGTERM, SIGHUP, SIGINT or SIGQUIT meanwhile; on Ctrl-Z (SIGTSTP

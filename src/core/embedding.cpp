@@ -1,5 +1,9 @@
 #include "core/embedding.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 #include "core/generator.hpp"
 
 namespace attn {
@@ -16,6 +20,36 @@ std::uint32_t word_seed(const std::string& word) {
 Vec word_embedding(const std::string& word, std::size_t d_in) {
   TorchGenerator gen(word_seed(word));
   return gen.rand(d_in);  // (d_in,)
+}
+
+}  // namespace attn
+
+namespace attn {
+
+template <class T>
+xt::xtensor<T, 3> embedding_lookup(const xt::xtensor<T, 2>& weight, const Ids& ids) {
+  const std::size_t V = weight.shape()[0], d = weight.shape()[1];
+  const std::size_t B = ids.shape()[0], Tn = ids.shape()[1];
+  xt::xtensor<T, 3> x = xt::empty<T>({B, Tn, d});  // (B, T, d)
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < Tn; ++t) {
+      const std::size_t row = ids(b, t);
+      if (row >= V)
+        throw std::invalid_argument("embedding_lookup: id " + std::to_string(row) + " is outside the table " +
+                                    shape_of(weight));
+      std::copy(weight.data() + row * d, weight.data() + (row + 1) * d, x.data() + (b * Tn + t) * d);
+    }
+  return x;
+}
+
+template xt::xtensor<float, 3> embedding_lookup(const xt::xtensor<float, 2>&, const Ids&);
+template xt::xtensor<double, 3> embedding_lookup(const xt::xtensor<double, 2>&, const Ids&);
+
+Ids position_ids(std::size_t B, std::size_t T) {
+  Ids ids = xt::empty<std::size_t>({B, T});  // (B, T)
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t) ids(b, t) = t;
+  return ids;
 }
 
 }  // namespace attn

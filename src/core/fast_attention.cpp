@@ -34,6 +34,8 @@ struct Operand {
   std::size_t batch, head_step, row;
 };
 
+using ExpRow = float (*)(float*, std::size_t);
+
 struct Problem {
   Operand q, k, v;
   float* out;  // (b, head, t, c) at out[b * out_batch + head * out_head + t * out_row + c]
@@ -41,6 +43,7 @@ struct Problem {
   std::size_t B, h, h_kv, T, S, d_k, d_v;
   bool causal;
   float scale;  // 1 / sqrt(d_k), as sgemm's alpha
+  ExpRow exp_row = nullptr;  // the row softmax's exps, compiled for one instruction set
 };
 
 // Keys query row i may see: 0 .. i + (S - T) when causal, all S otherwise.
@@ -70,11 +73,12 @@ inline float exp_nonpositive(float x) {
 
 // One row of scores, n visible: replaced by exp(s - max(s)); returns 1 / sum of them, or NaN
 // when the row holds NaN or its max is infinite (softmax_rows gives a NaN row then too).
-// These exps cost as much as the two sgemms together, so the function is compiled three times,
-// for AVX-512, AVX2 and plain x86-64, and the loader picks the widest the CPU has (16, 8 or 4
-// floats at a time). All three do the same operations on each element; only the order in which
-// the sum adds up its partial sums differs.
-__attribute__((target_clones("avx512f", "avx2", "default"))) float exp_row(float* row, std::size_t n) {
+// These exps cost as much as the two sgemms together, so the body is compiled three times below,
+// for AVX-512, AVX2 and plain x86-64 (16, 8 or 4 floats at a time), and the widest the CPU has
+// runs unless FastAttentionOptions::isa asks for another (the tests run all three). All three do
+// the same operations on each element; only the order in which the sum adds up its partial sums
+// differs.
+__attribute__((always_inline)) inline float exp_row_body(float* row, std::size_t n) {
   float m = -std::numeric_limits<float>::infinity();
   int nans = 0;
 #pragma omp simd reduction(max : m) reduction(+ : nans)
@@ -96,6 +100,20 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) float exp_row(float
   return 1.0f / sum;
 }
 
+__attribute__((target("avx512f"))) float exp_row_avx512(float* row, std::size_t n) { return exp_row_body(row, n); }
+__attribute__((target("avx2,fma"))) float exp_row_avx2(float* row, std::size_t n) { return exp_row_body(row, n); }
+float exp_row_baseline(float* row, std::size_t n) { return exp_row_body(row, n); }
+
+ExpRow exp_row_for(FastAttentionIsa isa) {
+  switch (isa) {
+    case FastAttentionIsa::avx512: return exp_row_avx512;
+    case FastAttentionIsa::avx2: return exp_row_avx2;
+    case FastAttentionIsa::baseline: return exp_row_baseline;
+    case FastAttentionIsa::best: break;
+  }
+  return exp_row_for(fast_attention_isas().front());
+}
+
 // One unit: query rows [i0, i0 + rq) of query head `head` in batch entry b. s holds rq * n
 // floats, inv rq.
 void run_unit(const Problem& p, std::size_t b, std::size_t head, std::size_t i0, std::size_t rq, float* s,
@@ -110,7 +128,7 @@ void run_unit(const Problem& p, std::size_t b, std::size_t head, std::size_t i0,
   for (std::size_t r = 0; r < rq; ++r) {
     float* row = s + r * n;
     const std::size_t live = visible(p, i0 + r);
-    inv[r] = exp_row(row, live);
+    inv[r] = p.exp_row(row, live);
     std::fill(row + live, row + n, 0.0f);  // masked: weight exactly 0, never exponentiated
   }
   sgemm(rq, p.d_v, n, 1.0f, s, n, v, p.v.row, false, 0.0f, o, p.out_row);  // (rq, d_v) = P V[:n]
@@ -126,7 +144,8 @@ struct Unit {
   std::size_t b, head, i0, rq;
 };
 
-void run(const Problem& p, const FastAttentionOptions& options, FastAttentionStats* stats) {
+void run(Problem p, const FastAttentionOptions& options, FastAttentionStats* stats) {
+  p.exp_row = exp_row_for(options.isa);
   const std::size_t block = options.block ? options.block : kDefaultBlock;
   const std::size_t blocks = (p.T + block - 1) / block;
   // Most expensive first (causal: the last query blocks see the most keys), so that the threads
@@ -176,7 +195,10 @@ void run(const Problem& p, const FastAttentionOptions& options, FastAttentionSta
 
 // The checks both entry points share, on the sizes they read.
 void check(const std::string& fn, const std::string& shapes, std::size_t h, std::size_t h_kv, std::size_t T,
-           std::size_t S, std::size_t d_k, bool causal) {
+           std::size_t S, std::size_t d_k, bool causal, FastAttentionIsa isa) {
+  const std::vector<FastAttentionIsa> here = fast_attention_isas();
+  if (std::find(here.begin(), here.end(), isa) == here.end() && isa != FastAttentionIsa::best)
+    refuse(fn, std::string("this CPU does not run the ") + fast_attention_isa_name(isa) + " code", shapes);
   if (h_kv == 0 || h % h_kv != 0)
     refuse(fn, std::to_string(h_kv) + " key/value heads do not divide " + std::to_string(h) + " query heads", shapes);
   if (d_k == 0) refuse(fn, "head width 0", shapes);
@@ -188,6 +210,25 @@ void check(const std::string& fn, const std::string& shapes, std::size_t h, std:
 
 }  // namespace
 
+std::vector<FastAttentionIsa> fast_attention_isas() {
+  std::vector<FastAttentionIsa> isas;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) isas.push_back(FastAttentionIsa::avx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isas.push_back(FastAttentionIsa::avx2);
+  isas.push_back(FastAttentionIsa::baseline);
+  return isas;
+}
+
+const char* fast_attention_isa_name(FastAttentionIsa isa) {
+  switch (isa) {
+    case FastAttentionIsa::best: return fast_attention_isa_name(fast_attention_isas().front());
+    case FastAttentionIsa::avx512: return "AVX-512";
+    case FastAttentionIsa::avx2: return "AVX2";
+    case FastAttentionIsa::baseline: return "x86-64 (SSE2)";
+  }
+  return "?";
+}
+
 Ten4 attention_context(const Ten4& q, const Ten4& k, const Ten4& v, bool causal, const FastAttentionOptions& options,
                        FastAttentionStats* stats) {
   const std::string fn = "attention_context";
@@ -196,7 +237,7 @@ Ten4 attention_context(const Ten4& q, const Ten4& k, const Ten4& v, bool causal,
   const std::size_t h_kv = k.shape()[1], S = k.shape()[2], d_v = v.shape()[3];
   if (k.shape()[0] != B || v.shape()[0] != B || k.shape()[3] != d_k || v.shape()[1] != h_kv || v.shape()[2] != S)
     refuse(fn, "shapes do not fit (q (B, h, T, d_k), k (B, h_kv, S, d_k), v (B, h_kv, S, d_v))", shapes);
-  check(fn, shapes, h, h_kv, T, S, d_k, causal);
+  check(fn, shapes, h, h_kv, T, S, d_k, causal, options.isa);
   Ten4 context = xt::empty<float>({B, h, T, d_v});  // (B, h, T, d_v)
   const Problem p{{q.data(), h * T * d_k, T * d_k, d_k},
                   {k.data(), h_kv * S * d_k, S * d_k, d_k},
@@ -223,7 +264,7 @@ Ten3 attention_context_merged(const Ten3& queries, const Ten3& keys, const Ten3&
   if (keys.shape()[0] != B || values.shape()[0] != B || values.shape()[1] != S || keys.shape()[2] != h_kv * d_k)
     refuse(fn, "shapes do not fit (queries (B, T, h * d_k), keys (B, S, h_kv * d_k), values (B, S, h_kv * d_v))",
            shapes);
-  check(fn, shapes, h, h_kv, T, S, d_k, causal);
+  check(fn, shapes, h, h_kv, T, S, d_k, causal, options.isa);
   Ten3 context = xt::empty<float>({B, T, h * d_v});  // (B, T, h * d_v)
   const std::size_t wq = h * d_k, wk = h_kv * d_k, wv = h_kv * d_v, wo = h * d_v;  // row widths
   const Problem p{{queries.data(), T * wq, d_k, wq},

@@ -35,15 +35,30 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "core/tensor.hpp"
 
 namespace attn {
 
+// Which compiled copy of the row softmax runs (the only code here compiled per instruction set).
+enum class FastAttentionIsa {
+  best,      // the widest this CPU has: the first of fast_attention_isas()
+  avx512,    // 16 floats at a time (AVX-512F)
+  avx2,      // 8 (AVX2 with FMA)
+  baseline,  // 4 (SSE2, every x86-64 CPU)
+};
+
+// The instruction sets this CPU runs, widest first; baseline is always last.
+std::vector<FastAttentionIsa> fast_attention_isas();
+// "AVX-512", "AVX2", "x86-64 (SSE2)"; for best, the name of the one it picks.
+const char* fast_attention_isa_name(FastAttentionIsa isa);
+
 struct FastAttentionOptions {
   std::size_t threads = 0;  // worker threads; 0: as many as OpenBLAS uses (blas_threads()).
                             // 1 runs on the caller's thread and leaves OpenBLAS's threads alone.
   std::size_t block = 0;    // query rows per unit; 0: kDefaultBlock
+  FastAttentionIsa isa = FastAttentionIsa::best;  // one this CPU lacks is refused (std::invalid_argument)
 };
 
 constexpr std::size_t kDefaultBlock = 64;

@@ -60,8 +60,15 @@ void check_shapes(const Shape& q, const Shape& k, const Shape& v, bool causal, c
 
 // Causal: the tile's first key comes after the block's last query (i_end - 1), so every score
 // in it is masked. Tiles are visited left to right, so all later tiles of the block are too.
+bool tile_in_future(bool causal, std::size_t i_end, std::size_t j0) { return causal && j0 >= i_end; }
 bool tile_in_future(const Problem& p, std::size_t i_end, std::size_t j0) {
-  return p.causal && j0 >= i_end;
+  return tile_in_future(p.causal, i_end, j0);
+}
+
+// Causal: the tile's last key (j0 + rk - 1) comes after the block's first query i0, so at least
+// that score is masked; score_tile finds the same by masking.
+bool tile_crosses_diagonal(bool causal, std::size_t i0, std::size_t j0, std::size_t rk) {
+  return causal && j0 + rk - 1 > i0;
 }
 
 // s (rq, rk) = Q[i0:i0+rq] @ K[j0:j0+rk]^T / sqrt(d_k), -inf where key j > query i (causal).
@@ -177,6 +184,75 @@ Mat mat_of(const float* x, std::size_t rows, std::size_t cols) {
 
 std::size_t materialised_attention_bytes(std::size_t T, std::size_t S) {
   return 2 * T * S * sizeof(float);  // scores (T, S) + weights (T, S)
+}
+
+std::size_t flash_scratch_bytes(std::size_t T, std::size_t S, std::size_t tile_q, std::size_t tile_k) {
+  check_tiles(tile_q, tile_k, "flash_scratch_bytes");
+  const std::size_t tq = std::min(tile_q, T), tk = std::min(tile_k, S);
+  return (tq * tk + 3 * tq) * sizeof(float);  // Scratch: s (tq, tk), then m, l and alpha (tq,)
+}
+
+std::vector<std::vector<FlashTile>> flash_tile_plan(std::size_t T, std::size_t S, bool causal,
+                                                    std::size_t tile_q, std::size_t tile_k) {
+  check_tiles(tile_q, tile_k, "flash_tile_plan");
+  if (S == 0) throw std::invalid_argument("flash_tile_plan: no keys to attend to (S 0)");
+  if (causal && S != T)
+    throw std::invalid_argument("flash_tile_plan: causal attention needs as many keys as queries (T " +
+                                std::to_string(T) + ", S " + std::to_string(S) + ")");
+  std::vector<std::vector<FlashTile>> plan;
+  for (std::size_t i0 = 0; i0 < T; i0 += tile_q) {
+    const std::size_t i_end = std::min(T, i0 + tile_q);
+    std::vector<FlashTile>& row = plan.emplace_back();
+    for (std::size_t j0 = 0; j0 < S; j0 += tile_k) {
+      const std::size_t rk = std::min(tile_k, S - j0);
+      row.push_back(tile_in_future(causal, i_end, j0)             ? FlashTile::skipped
+                    : tile_crosses_diagonal(causal, i0, j0, rk) ? FlashTile::masked
+                                                                : FlashTile::full);
+    }
+  }
+  return plan;
+}
+
+FlashTile flash_tile(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k,
+                     std::size_t block, std::size_t tile) {
+  check_tiles(tile_q, tile_k, "flash_tile");
+  if (S == 0) throw std::invalid_argument("flash_tile: no keys to attend to (S 0)");
+  if (causal && S != T)
+    throw std::invalid_argument("flash_tile: causal attention needs as many keys as queries (T " + std::to_string(T) +
+                                ", S " + std::to_string(S) + ")");
+  const std::size_t i0 = block * tile_q, j0 = tile * tile_k;
+  if (block >= (T + tile_q - 1) / tile_q || tile >= (S + tile_k - 1) / tile_k)
+    throw std::invalid_argument("flash_tile: block " + std::to_string(block) + ", tile " + std::to_string(tile) +
+                                " is past the plan of T " + std::to_string(T) + ", S " + std::to_string(S));
+  const std::size_t i_end = std::min(T, i0 + tile_q), rk = std::min(tile_k, S - j0);
+  return tile_in_future(causal, i_end, j0)             ? FlashTile::skipped
+         : tile_crosses_diagonal(causal, i0, j0, rk) ? FlashTile::masked
+                                                     : FlashTile::full;
+}
+
+FlashTileCounts flash_tile_counts(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k) {
+  check_tiles(tile_q, tile_k, "flash_tile_counts");
+  if (S == 0) throw std::invalid_argument("flash_tile_counts: no keys to attend to (S 0)");
+  if (causal && S != T)
+    throw std::invalid_argument("flash_tile_counts: causal attention needs as many keys as queries (T " +
+                                std::to_string(T) + ", S " + std::to_string(S) + ")");
+  const std::size_t key_tiles = (S + tile_k - 1) / tile_k;
+  FlashTileCounts c;
+  for (std::size_t i0 = 0; i0 < T; i0 += tile_q) {
+    if (!causal) {
+      c.full += key_tiles;
+      continue;
+    }
+    const std::size_t i_end = std::min(T, i0 + tile_q);
+    // Computed: the tiles whose first key j0 = t * tile_k is before i_end (tile_in_future).
+    const std::size_t computed = std::min(key_tiles, (i_end + tile_k - 1) / tile_k);
+    // Full: the tiles whose last key min(S, (t + 1) * tile_k) - 1 is at most i0 (tile_crosses_diagonal).
+    const std::size_t full = i0 + 1 >= S ? key_tiles : (i0 + 1) / tile_k;
+    c.full += full;
+    c.masked += computed - full;
+    c.skipped += key_tiles - computed;
+  }
+  return c;
 }
 
 FlashAttention flash_attention(const Ten4& q, const Ten4& k, const Ten4& v, bool causal,

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -65,6 +66,40 @@ Mat flash_attention(const Mat& q, const Mat& k, const Mat& v, bool causal, std::
 
 // Bytes of the T x S scores and weights the materialised path keeps for one (batch, head).
 std::size_t materialised_attention_bytes(std::size_t T, std::size_t S);
+
+// Bytes flash_attention allocates besides its output (FlashStats::scratch_bytes) for T queries
+// and S keys: one tile of scores and the running m, l and alpha, sized for the largest tile
+// actually used (a tile larger than the problem is clipped to it). The same for every (batch,
+// head) and, once T >= tile_q and S >= tile_k, for every T and S. Throws like flash_attention
+// when a tile size is 0.
+std::size_t flash_scratch_bytes(std::size_t T, std::size_t S, std::size_t tile_q, std::size_t tile_k);
+
+// What the fast path does with one (query block, key tile) pair of one (batch, head).
+enum class FlashTile : unsigned char {
+  full,     // computed, every score visible
+  masked,   // causal: computed, crosses the diagonal, some scores set to -inf
+  skipped,  // causal: every key comes after every query of the block, never computed
+};
+
+// The plan of one (batch, head), [block][tile]: ceil(T / tile_q) query blocks, each with
+// ceil(S / tile_k) key tiles, decided from the sizes alone, as the fast path decides them (its
+// FlashStats counts the same tiles). Throws like flash_attention for a tile size of 0, for
+// causal with S != T, and when S is 0.
+std::vector<std::vector<FlashTile>> flash_tile_plan(std::size_t T, std::size_t S, bool causal,
+                                                    std::size_t tile_q, std::size_t tile_k);
+
+// One entry of that plan, without the rest: key tile `tile` of query block `block`. A lesson
+// that walks one block of a long sequence asks for its tiles alone (the plan of T 65536 in tiles
+// of 2 would hold 2^30 entries). Throws like flash_tile_plan, and for a block or tile past the end.
+FlashTile flash_tile(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k,
+                     std::size_t block, std::size_t tile);
+
+// How many tiles of the plan are full, masked and skipped, counted block by block from the
+// sizes (no blocks x tiles table is built), for one (batch, head). Throws like flash_tile_plan.
+struct FlashTileCounts {
+  std::uint64_t full = 0, masked = 0, skipped = 0;
+};
+FlashTileCounts flash_tile_counts(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k);
 
 // One key tile as seen by one query block: what a lesson prints, step by step.
 struct FlashTileStep {

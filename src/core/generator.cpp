@@ -2,6 +2,7 @@
 #include "core/generator.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace attn {
 
@@ -90,6 +91,19 @@ void TorchGenerator::randn_fill(float* data, std::size_t n) {
 Mat TorchGenerator::randn(std::size_t rows, std::size_t cols) {
   Mat out = xt::empty<float>({rows, cols});  // (rows, cols)
   randn_fill(out.data(), out.size());
+  return out;
+}
+
+}  // namespace attn
+
+namespace attn {
+
+std::vector<std::size_t> TorchGenerator::randint(std::size_t lo, std::size_t hi, std::size_t n) {
+  if (!(lo < hi) || hi - lo > 0xFFFFFFFFu)
+    throw std::invalid_argument("randint: needs lo < hi and a range below 2^32");
+  const std::uint64_t range = hi - lo;
+  std::vector<std::size_t> out(n);
+  for (auto& v : out) v = lo + static_cast<std::size_t>(next_u32() % range);
   return out;
 }
 

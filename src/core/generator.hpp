@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "core/tensor.hpp"
 
@@ -25,8 +26,13 @@ class TorchGenerator {
   // tensor.uniform_(lo, hi), the kernel behind nn.Linear's default initialisation.
   void uniform_(float* data, std::size_t n, float lo, float hi);
 
-  // torch.randn(rows, cols): N(0, 1) float32, with PyTorch's own Box-Muller layout.
+  // torch.randn(rows, cols): N(0, 1) float32, with PyTorch's own Box-Muller layout. Also what
+  // nn.Embedding(rows, cols) draws for its weight (normal_ takes the same path).
   Mat randn(std::size_t rows, std::size_t cols);
+
+  // torch.randint(lo, hi, (n,)): one 32-bit draw per value, lo + draw % (hi - lo), filled in
+  // order. Needs lo < hi and hi - lo < 2^32 (PyTorch switches to 64-bit draws beyond).
+  std::vector<std::size_t> randint(std::size_t lo, std::size_t hi, std::size_t n);
 
  private:
   std::uint32_t next_u32() { return static_cast<std::uint32_t>(engine_()); }

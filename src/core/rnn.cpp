@@ -71,6 +71,71 @@ Mat bidirectional_encoder(const RnnCell& forward, const RnnCell& backward, const
   return h;
 }
 
+RnnCell zeros_like(const RnnCell& cell) {
+  RnnCell z;
+  z.weight_ih = xt::zeros<float>(cell.weight_ih.shape());  // (d_h, d_in)
+  z.weight_hh = xt::zeros<float>(cell.weight_hh.shape());  // (d_h, d_h)
+  z.bias_ih = xt::zeros<float>(cell.bias_ih.shape());      // (d_h,)
+  z.bias_hh = xt::zeros<float>(cell.bias_hh.shape());      // (d_h,)
+  return z;
+}
+
+RnnStepGrad rnn_step_grad(const RnnCell& cell, const Vec& x, const Vec& h_prev, const Vec& h, const Vec& d_h,
+                          RnnCell& grads) {
+  const std::size_t H = cell.hidden(), D = cell.weight_ih.shape()[1];
+  if (x.size() != D || h_prev.size() != H || h.size() != H || d_h.size() != H)
+    throw std::invalid_argument("rnn_step_grad: x " + shape_of(x) + ", h_prev " + shape_of(h_prev) + ", h " +
+                                shape_of(h) + ", d_h " + shape_of(d_h) + " do not fit a cell of input " +
+                                std::to_string(D) + ", hidden " + std::to_string(H));
+  if (grads.weight_ih.shape() != cell.weight_ih.shape() || grads.weight_hh.shape() != cell.weight_hh.shape())
+    throw std::invalid_argument("rnn_step_grad: grads " + shape_of(grads.weight_ih) + " do not fit the cell " +
+                                shape_of(cell.weight_ih));
+  RnnStepGrad out{xt::zeros<float>({D}), xt::zeros<float>({H})};  // (d_in,), (d_h,)
+  const float* Wih = cell.weight_ih.data();
+  const float* Whh = cell.weight_hh.data();
+  float* gWih = grads.weight_ih.data();
+  float* gWhh = grads.weight_hh.data();
+  for (std::size_t i = 0; i < H; ++i) {
+    const float dz = d_h(i) * (1.0f - h(i) * h(i));  // tanh' = 1 - tanh^2, read off the output
+    if (dz == 0.0f) continue;
+    grads.bias_ih(i) += dz;
+    grads.bias_hh(i) += dz;
+    for (std::size_t k = 0; k < D; ++k) {
+      gWih[i * D + k] += dz * x(k);
+      out.d_x(k) += Wih[i * D + k] * dz;  // row i of W_ih, scaled: W_ih^T dz
+    }
+    for (std::size_t k = 0; k < H; ++k) {
+      gWhh[i * H + k] += dz * h_prev(k);
+      out.d_h_prev(k) += Whh[i * H + k] * dz;
+    }
+  }
+  return out;
+}
+
+Mat rnn_pass_grad(const RnnCell& cell, const Mat& xs, const Mat& states, const Mat& d_states, RnnCell& grads,
+                  bool reverse) {
+  const std::size_t S = xs.shape()[0], H = cell.hidden();
+  if (states.shape()[0] != S || states.shape()[1] != H || d_states.shape() != states.shape())
+    throw std::invalid_argument("rnn_pass_grad: xs " + shape_of(xs) + ", states " + shape_of(states) +
+                                ", d_states " + shape_of(d_states) + " do not fit hidden " + std::to_string(H));
+  Mat d_xs = xt::zeros<float>(xs.shape());  // (S, d_in)
+  Vec carry = xt::zeros<float>({H});        // dL/dh from the step after, in the pass's own order
+  for (std::size_t step = 0; step < S; ++step) {
+    // The pass made its states in order t_0, t_1, ...; the gradient visits them last first.
+    const std::size_t t = reverse ? step : S - 1 - step;
+    const bool first = reverse ? t == S - 1 : t == 0;  // the pass's first step starts from h = 0
+    const Vec x_t = xt::view(xs, t, xt::all());          // (d_in,)
+    const Vec h_t = xt::view(states, t, xt::all());      // (d_h,)
+    const Vec h_prev = first ? Vec(xt::zeros<float>({H})) : Vec(xt::view(states, reverse ? t + 1 : t - 1, xt::all()));  // (d_h,)
+    Vec d_h = xt::view(d_states, t, xt::all());  // (d_h,)
+    d_h += carry;
+    const RnnStepGrad g = rnn_step_grad(cell, x_t, h_prev, h_t, d_h, grads);
+    xt::view(d_xs, t, xt::all()) = g.d_x;
+    carry = g.d_h_prev;
+  }
+  return d_xs;
+}
+
 Vec final_state_sensitivity(const RnnCell& cell, const Mat& states) {
   const std::size_t S = states.shape()[0], d_h = cell.hidden();
   Vec norms = xt::zeros<float>({S});  // (S,)

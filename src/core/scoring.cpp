@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/matmul.hpp"
+#include "core/softmax.hpp"
 
 namespace attn {
 namespace {
@@ -86,6 +87,92 @@ Vec weighted_sum(const Vec& alpha, const Mat& H) {
   for (std::size_t j = 0; j < H.shape()[0]; ++j)
     for (std::size_t k = 0; k < H.shape()[1]; ++k) c(k) += alpha(j) * H(j, k);
   return c;
+}
+
+AdditiveStep additive_step(const Vec& s, const Mat& H, const Mat& UH, const Mat& W_a, const Vec& v_a) {
+  const std::size_t S = H.shape()[0], d_h = H.shape()[1], d_a = W_a.shape()[0];
+  if (W_a.shape()[1] != s.size() || UH.shape()[0] != S || UH.shape()[1] != d_a || v_a.size() != d_a)
+    mismatch("additive_step", "s " + shape_of(s) + ", H " + shape_of(H) + ", U_a H " + shape_of(UH) + ", W_a " +
+                                  shape_of(W_a) + ", v_a " + shape_of(v_a));
+  AdditiveStep st;
+  st.Ws = matvec(W_a, s);                 // (d_a, d_s) @ (d_s,) -> (d_a,)
+  st.act = xt::empty<float>({S, d_a});    // (S, d_a)
+  st.e = xt::empty<float>({S});           // (S,)
+  for (std::size_t j = 0; j < S; ++j) {
+    float sum = 0.0f;  // the same order of sums as additive_scores_from
+    for (std::size_t a = 0; a < d_a; ++a) {
+      const float t = std::tanh(st.Ws(a) + UH(j, a));
+      st.act(j, a) = t;
+      sum += v_a(a) * t;
+    }
+    st.e(j) = sum;
+  }
+  st.alpha = st.e;                                      // (S,)
+  softmax_rows_inplace(st.alpha.data(), 1, S);          // softmax over the S scores
+  st.c = xt::zeros<float>({d_h});                       // (d_h,)
+  for (std::size_t j = 0; j < S; ++j)
+    for (std::size_t k = 0; k < d_h; ++k) st.c(k) += st.alpha(j) * H(j, k);
+  return st;
+}
+
+AdditiveGrads additive_grads_like(const Mat& H, const Mat& UH, const Mat& W_a) {
+  return {xt::zeros<float>(W_a.shape()), xt::zeros<float>({W_a.shape()[0]}), xt::zeros<float>(H.shape()),
+          xt::zeros<float>(UH.shape())};
+}
+
+Vec additive_step_grad(const AdditiveStep& st, const Vec& s, const Mat& H, const Mat& W_a, const Vec& v_a,
+                       const Vec& d_c, AdditiveGrads& g) {
+  const std::size_t S = H.shape()[0], d_h = H.shape()[1], d_a = W_a.shape()[0], d_s = W_a.shape()[1];
+  if (d_c.size() != d_h || s.size() != d_s || st.act.shape()[0] != S || st.act.shape()[1] != d_a ||
+      g.H.shape() != H.shape() || g.UH.shape() != st.act.shape() || g.W_a.shape() != W_a.shape() || g.v_a.size() != d_a)
+    mismatch("additive_step_grad", "d_c " + shape_of(d_c) + ", s " + shape_of(s) + ", H " + shape_of(H) +
+                                       ", W_a " + shape_of(W_a) + ", grads for H " + shape_of(g.H));
+  // Through c = alpha @ H: dL/dalpha_j = d_c . h_j, and dL/dh_j gets alpha_j d_c.
+  Vec d_alpha = xt::zeros<float>({S});  // (S,)
+  for (std::size_t j = 0; j < S; ++j) {
+    float dot = 0.0f;
+    for (std::size_t k = 0; k < d_h; ++k) {
+      dot += d_c(k) * H(j, k);
+      g.H(j, k) += st.alpha(j) * d_c(k);
+    }
+    d_alpha(j) = dot;
+  }
+  // Through softmax: dL/de_j = alpha_j (dL/dalpha_j - sum_k alpha_k dL/dalpha_k).
+  float mean = 0.0f;
+  for (std::size_t j = 0; j < S; ++j) mean += st.alpha(j) * d_alpha(j);
+  Vec d_Ws = xt::zeros<float>({d_a});  // (d_a,)
+  for (std::size_t j = 0; j < S; ++j) {
+    const float d_e = st.alpha(j) * (d_alpha(j) - mean);
+    for (std::size_t a = 0; a < d_a; ++a) {
+      const float t = st.act(j, a);
+      g.v_a(a) += d_e * t;                                 // e_j = v_a . act_j
+      const float d_pre = d_e * v_a(a) * (1.0f - t * t);  // through tanh
+      g.UH(j, a) += d_pre;
+      d_Ws(a) += d_pre;  // W_a s is broadcast over the S rows, so its gradient sums them
+    }
+  }
+  Vec d_state = xt::zeros<float>({d_s});  // (d_s,)
+  for (std::size_t a = 0; a < d_a; ++a)
+    for (std::size_t k = 0; k < d_s; ++k) {
+      g.W_a(a, k) += d_Ws(a) * s(k);
+      d_state(k) += W_a(a, k) * d_Ws(a);
+    }
+  return d_state;
+}
+
+void additive_keys_grad(const Mat& H, const Mat& U_a, const Mat& d_UH, Mat& d_U_a, Mat& d_H) {
+  const std::size_t S = H.shape()[0], d_h = H.shape()[1], d_a = U_a.shape()[0];
+  if (U_a.shape()[1] != d_h || d_UH.shape()[0] != S || d_UH.shape()[1] != d_a || d_U_a.shape() != U_a.shape() ||
+      d_H.shape() != H.shape())
+    mismatch("additive_keys_grad", "H " + shape_of(H) + ", U_a " + shape_of(U_a) + ", d_UH " + shape_of(d_UH));
+  for (std::size_t j = 0; j < S; ++j)
+    for (std::size_t a = 0; a < d_a; ++a) {
+      const float d = d_UH(j, a);
+      for (std::size_t k = 0; k < d_h; ++k) {
+        d_U_a(a, k) += d * H(j, k);
+        d_H(j, k) += d * U_a(a, k);
+      }
+    }
 }
 
 }  // namespace attn

@@ -39,4 +39,43 @@ Vec weighted_sum(const Vec& alpha, const Mat& H);
 // W v: (m, n) @ (n,) -> (m,)
 Vec matvec(const Mat& W, const Vec& v);
 
+// ---- Additive attention for training: one decoder step with what its gradient needs.
+//
+// Forward (s the decoder state that asks, UH = U_a H computed once per sentence):
+//   Ws = W_a s,  act_j = tanh(Ws + UH_j),  e_j = v_a . act_j,  alpha = softmax(e),  c = alpha @ H
+// Backward, from g = dL/dc:
+//   dL/dalpha_j = g . h_j                      (and dL/dh_j += alpha_j g through c)
+//   dL/de = alpha * (dL/dalpha - alpha . dL/dalpha)      the softmax Jacobian, row form
+//   dL/dv_a = sum_j dL/de_j act_j,   dL/dpre_j = dL/de_j v_a * (1 - act_j^2)
+//   dL/dUH_j = dL/dpre_j,   dL/dWs = sum_j dL/dpre_j,   dL/dW_a = dL/dWs s^T,   dL/ds = W_a^T dL/dWs
+// and, once per sentence, UH = H U_a^T gives dL/dU_a = dL/dUH^T H and dL/dH += dL/dUH U_a.
+
+struct AdditiveStep {
+  Vec Ws;     // W_a s                    (d_a,)
+  Mat act;    // tanh(W_a s + U_a h_j)    (S, d_a)
+  Vec e;      // scores                   (S,)
+  Vec alpha;  // softmax(e)               (S,)
+  Vec c;      // alpha @ H                (d_h,)
+};
+
+// s (d_s,), H (S, d_h), UH (S, d_a), W_a (d_a, d_s), v_a (d_a,) -> every intermediate
+AdditiveStep additive_step(const Vec& s, const Mat& H, const Mat& UH, const Mat& W_a, const Vec& v_a);
+
+// Where additive_step_grad adds its gradients (each zeroed by the caller, then accumulated over
+// the decoder steps, as PyTorch's .grad is).
+struct AdditiveGrads {
+  Mat W_a;  // (d_a, d_s)
+  Vec v_a;  // (d_a,)
+  Mat H;    // (S, d_h): through the contexts c only; the keys' share comes from additive_keys_grad
+  Mat UH;   // (S, d_a)
+};
+AdditiveGrads additive_grads_like(const Mat& H, const Mat& UH, const Mat& W_a);  // zeros
+
+// One step back from d_c = dL/dc (d_h,): adds into g.W_a, g.v_a, g.H, g.UH and returns dL/ds (d_s,).
+Vec additive_step_grad(const AdditiveStep& st, const Vec& s, const Mat& H, const Mat& W_a, const Vec& v_a,
+                       const Vec& d_c, AdditiveGrads& g);
+
+// UH = H U_a^T: adds dL/dU_a = d_UH^T H (d_a, d_h) into d_U_a and d_UH U_a (S, d_h) into d_H.
+void additive_keys_grad(const Mat& H, const Mat& U_a, const Mat& d_UH, Mat& d_U_a, Mat& d_H);
+
 }  // namespace attn

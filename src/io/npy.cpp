@@ -1,5 +1,6 @@
 #include "io/npy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -57,7 +58,7 @@ Shape parse_shape(const std::string& tuple, const std::string& path) {
 
 }  // namespace
 
-NpyArray parse_npy(const std::string& bytes, const std::string& path) {
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
   static const char magic[] = "\x93NUMPY";
   if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0) fail(path, "not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -73,39 +74,54 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
   } else {
     fail(path, "unsupported .npy version " + std::to_string(major));
   }
+  // NumPy writes headers of a few hundred bytes; a longer one is not a file it wrote.
+  if (header_len > kNpyMaxHeader)
+    fail(path, "header of " + std::to_string(header_len) + " bytes is too long (limit " + std::to_string(kNpyMaxHeader) + ")");
   if (header_start + header_len > bytes.size()) fail(path, "truncated header");
   const std::string header = bytes.substr(header_start, header_len);
 
+  NpyHeader h;
   const std::string descr = dict_value(header, "descr", path);
-  std::size_t item = 0;
-  if (descr == "'<f4'") item = 4;
-  else if (descr == "'<f8'") item = 8;
+  if (descr == "'<f4'") h.item = 4;
+  else if (descr == "'<f8'") h.item = 8;
   else fail(path, "dtype " + escaped_for_message(descr, 24) + " is not supported (expected float32 '<f4' or float64 '<f8')");
 
   const std::string order = dict_value(header, "fortran_order", path);
   if (order != "False" && order != "True") fail(path, "malformed fortran_order " + escaped_for_message(order, 24));
-  const bool fortran = order == "True";
+  h.fortran = order == "True";
 
   const std::string tuple = dict_value(header, "shape", path);
   if (tuple.size() < 2 || tuple.front() != '(') fail(path, "malformed shape in header");
-  NpyArray out;
-  out.shape = parse_shape(tuple, path);
+  h.shape = parse_shape(tuple, path);
 
-  std::size_t count = 1;
-  for (std::size_t d : out.shape) {
-    if (d != 0 && count > kNpyMaxElements / d)
-      fail(path, "shape " + shape_str(out.shape) + " is too large (limit " + std::to_string(kNpyMaxElements) + " values)");
-    count *= d;
+  h.count = 1;
+  for (std::size_t d : h.shape) {
+    if (d != 0 && h.count > kNpyMaxElements / d)
+      fail(path, "shape " + shape_str(h.shape) + " is too large (limit " + std::to_string(kNpyMaxElements) + " values)");
+    h.count *= d;
   }
-  const std::size_t data_start = header_start + header_len;
-  const std::size_t expected = count * item;
-  const std::size_t actual = bytes.size() - data_start;
-  if (actual != expected)
-    fail(path, "data is " + std::to_string(actual) + " bytes but shape " + shape_str(out.shape) + " of " +
-                   (item == 4 ? "float32" : "float64") + " needs " + std::to_string(expected));
+  h.data_start = header_start + header_len;
+  return h;
+}
 
+namespace {
+
+// The data section must be exactly what the header declares: checked from the file's size
+// before a byte of it is read.
+void check_data_size(const NpyHeader& h, std::size_t file_size, const std::string& path) {
+  const std::size_t expected = h.count * h.item;
+  const std::size_t actual = file_size - h.data_start;
+  if (actual != expected)
+    fail(path, "data is " + std::to_string(actual) + " bytes but shape " + shape_str(h.shape) + " of " +
+                   (h.item == 4 ? "float32" : "float64") + " needs " + std::to_string(expected));
+}
+
+NpyArray decode_data(const NpyHeader& h, const char* src) {
+  NpyArray out;
+  out.shape = h.shape;
+  const std::size_t count = h.count, item = h.item;
+  const bool fortran = h.fortran;
   std::vector<float> raw(count);
-  const char* src = bytes.data() + data_start;
   for (std::size_t i = 0; i < count; ++i) {
     if (item == 4) {
       std::memcpy(&raw[i], src + 4 * i, 4);
@@ -138,6 +154,14 @@ NpyArray parse_npy(const std::string& bytes, const std::string& path) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+NpyArray parse_npy(const std::string& bytes, const std::string& path) {
+  const NpyHeader h = parse_npy_header(bytes, path);
+  check_data_size(h, bytes.size(), path);
+  return decode_data(h, bytes.data() + h.data_start);
 }
 
 std::string escaped_for_message(const std::string& text, std::size_t limit, bool escape_quotes) {
@@ -203,7 +227,7 @@ std::string value_str(float v) {
   return buf;
 }
 
-NpyArray read_npy(const std::string& path) {
+NpyArray read_npy(const std::string& path, const ShapeCheck& check) {
   // Opening a FIFO would block and a directory "opens"; only a regular file is read.
   if (const std::string problem = not_a_file(path); !problem.empty()) fail(path, problem);
   std::ifstream in(path, std::ios::binary);
@@ -211,13 +235,20 @@ NpyArray read_npy(const std::string& path) {
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   in.seekg(0);
-  // The largest legal file is a header plus kNpyMaxElements float64 values.
-  if (size < 0 || static_cast<std::uint64_t>(size) > kNpyMaxElements * 8 + 65536)
-    fail(path, "file is too large");
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.read(bytes.data(), size);
+  if (size < 0) fail(path, "cannot tell its size");
+  // The header first: its shape is checked (the data's size against it, then the caller's
+  // limits) before a byte of the data is read, so a huge file is refused at once.
+  std::string prefix(static_cast<std::size_t>(std::min<std::streamoff>(size, 12 + kNpyMaxHeader)), '\0');
+  in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
   if (!in) fail(path, "read failed");
-  return parse_npy(bytes, path);
+  const NpyHeader h = parse_npy_header(prefix, path);
+  check_data_size(h, static_cast<std::size_t>(size), path);
+  if (check) check(h.shape);
+  std::string data(h.count * h.item, '\0');
+  in.seekg(static_cast<std::streamoff>(h.data_start));
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!in) fail(path, "read failed");
+  return decode_data(h, data.data());
 }
 
 std::string encode_npy(const Shape& shape, const float* values) {

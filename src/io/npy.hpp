@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,12 +26,29 @@ struct NpyArray {
 
 // Largest array the reader accepts (elements); a larger header is refused before allocating.
 constexpr std::size_t kNpyMaxElements = std::size_t{1} << 28;
+// Longest header dict accepted (bytes): NumPy writes a few hundred.
+constexpr std::size_t kNpyMaxHeader = 65535;
+
+// What the header declares, before any data is read.
+struct NpyHeader {
+  Shape shape;
+  std::size_t count = 0;       // values, the product of shape
+  std::size_t item = 4;        // bytes per value: 4 ('<f4') or 8 ('<f8')
+  bool fortran = false;
+  std::size_t data_start = 0;  // offset of the data section
+};
+
+// Called with the declared shape once the header has been read and the file's size agrees with
+// it, before the data is read: throws to refuse the file (a lesson's size limits).
+using ShapeCheck = std::function<void(const Shape&)>;
 
 // Accepts little-endian float32 ('<f4') and float64 ('<f8'), C or Fortran order, .npy versions
 // 1.0, 2.0 and 3.0. Throws NpyError naming the path and what was expected.
 // A path that is not a regular file (a directory, a FIFO, a device) is refused before it is opened.
-NpyArray read_npy(const std::string& path);
+NpyArray read_npy(const std::string& path, const ShapeCheck& check = {});
 NpyArray parse_npy(const std::string& bytes, const std::string& path_for_errors);
+// The header of `bytes` (a whole file or its first bytes): magic, version, dtype, order, shape.
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& path_for_errors);
 
 // Non-finite values (NaN, inf, -inf) of a C-order array: how many, and the first few.
 struct NonFinite {

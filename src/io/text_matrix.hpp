@@ -23,7 +23,11 @@ namespace attn {
 constexpr std::size_t kTextMaxBytes = std::size_t{256} << 20;
 
 // Throws NpyError (the same "path: what" form as the .npy reader) on anything else.
-NpyArray read_text_matrix(const std::string& path, bool allow_nonfinite = false);
+// The file is read a chunk at a time and the read stops at the first byte that cannot be part
+// of a number, a separator or a comment (a NUL, a control byte, a quote). `check`, when given,
+// is called with (rows read so far, columns) after every row, so a lesson's size limit stops the
+// read at the row that crosses it; it must refuse only what more rows would not make acceptable.
+NpyArray read_text_matrix(const std::string& path, bool allow_nonfinite = false, const ShapeCheck& check = {});
 NpyArray parse_text_matrix(const std::string& text, const std::string& path_for_errors, bool allow_nonfinite = false);
 
 // `text` for an error message: at most `limit` characters (then "..."), control bytes, quotes,

@@ -46,7 +46,8 @@ Mat weight_out_in(const LessonOptions& opts, const std::string& name, std::size_
   return w;
 }
 
-// The book's vectors by lower-case word, when the embedding rule uses them (d_in 3).
+}  // namespace
+
 std::map<std::string, std::vector<float>> book_table(std::size_t d_in) {
   std::map<std::string, std::vector<float>> table;
   if (d_in != 3) return table;
@@ -58,6 +59,8 @@ std::map<std::string, std::vector<float>> book_table(std::size_t d_in) {
   }
   return table;
 }
+
+namespace {
 
 // x is one (T, d_in) matrix so far: copies make the batch when it is shown.
 void record_copies(LessonInput& in, const std::string& one) {
@@ -72,6 +75,39 @@ void record_copies(LessonInput& in, const std::string& one) {
 
 }  // namespace
 
+InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, const std::string& source,
+                             std::size_t default_B, bool complete) {
+  if (shape.size() != 2 && shape.size() != 3)
+    throw UsageError("--input must be a matrix (T, d_in) or a batch (B, T, d_in)", source, "(T, d_in) or (B, T, d_in)",
+                     shape_str(shape));
+  InputSizes in;
+  in.has_batch = shape.size() == 3;
+  const std::size_t file_B = in.has_batch ? shape[0] : 1;
+  in.T = shape[in.has_batch ? 1 : 0];
+  in.d_in = shape[in.has_batch ? 2 : 1];
+  if (in.T == 0 || in.d_in == 0 || file_B == 0)
+    throw UsageError("--input holds no values", source, "at least one token of width 1", shape_str(shape));
+  if (opts.d_in && *opts.d_in != in.d_in)
+    throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(in.d_in) + " (from " + source + ")",
+                     std::to_string(*opts.d_in));
+  if (in.has_batch && opts.batch && *opts.batch != file_B)
+    throw UsageError("--batch disagrees with --input", "--batch", std::to_string(file_B) + " (from " + source + ")",
+                     std::to_string(*opts.batch));
+  in.B = in.has_batch ? file_B : size_option(opts.batch, default_B, "--batch");
+  // Every token lesson holds x and scores each token against every other: (B, T, T).
+  const std::string flags = source + (in.has_batch ? "" : ", --batch");  // what set B, T and d_in
+  check_size("x", {in.B, in.T, in.d_in}, opts.shapes_only, flags);
+  check_size("attn_scores", {in.B, in.T, in.T}, opts.shapes_only, flags);
+  if (!complete) return in;  // rows still to come: only the limits above apply yet
+  if (opts.seq_len && *opts.seq_len != in.T)
+    throw UsageError("--seq-len disagrees with --input", "--seq-len", std::to_string(in.T) + " (from " + source + ")",
+                     std::to_string(*opts.seq_len));
+  if (opts.tokens && opts.tokens->size() != in.T)
+    throw UsageError("--tokens does not label every row of --input", "--tokens", std::to_string(in.T) + " words",
+                     std::to_string(opts.tokens->size()));
+  return in;
+}
+
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
                          bool always_batched, const std::function<bool(const InputSizes&)>& check_first) {
   auto sizes_known = [&](std::size_t B, std::size_t T, std::size_t d_in) {  // whether x gets its values
@@ -80,30 +116,13 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
   LessonInput in;
   if (opts.input) {
     const ExternalTensor& t = *opts.input;
-    if (t.shape.size() != 2 && t.shape.size() != 3)
-      throw UsageError("--input must be a matrix (T, d_in) or a batch (B, T, d_in)", t.source,
-                       "(T, d_in) or (B, T, d_in)", shape_str(t.shape));
-    const bool has_batch = t.shape.size() == 3;
-    const std::size_t file_B = has_batch ? t.shape[0] : 1;
-    in.T = t.shape[has_batch ? 1 : 0];
-    in.d_in = t.shape[has_batch ? 2 : 1];
-    if (in.T == 0 || in.d_in == 0 || file_B == 0)
-      throw UsageError("--input holds no values", t.source, "at least one token of width 1", shape_str(t.shape));
-    if (opts.d_in && *opts.d_in != in.d_in)
-      throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(in.d_in) + " (from " + t.source + ")",
-                       std::to_string(*opts.d_in));
-    if (opts.seq_len && *opts.seq_len != in.T)
-      throw UsageError("--seq-len disagrees with --input", "--seq-len", std::to_string(in.T) + " (from " + t.source + ")",
-                       std::to_string(*opts.seq_len));
-    if (has_batch && opts.batch && *opts.batch != file_B)
-      throw UsageError("--batch disagrees with --input", "--batch", std::to_string(file_B) + " (from " + t.source + ")",
-                       std::to_string(*opts.batch));
-    if (opts.tokens && opts.tokens->size() != in.T)
-      throw UsageError("--tokens does not label every row of --input", "--tokens",
-                       std::to_string(in.T) + " words", std::to_string(opts.tokens->size()));
-    in.B = has_batch ? file_B : size_option(opts.batch, default_B, "--batch");
-    check_size("x", {in.B, in.T, in.d_in}, opts.shapes_only, "--input, --batch");
-    sizes_known(in.B, in.T, in.d_in);
+    const InputSizes sizes = check_input_shape(opts, t.shape, t.source, default_B);
+    const bool has_batch = sizes.has_batch;
+    const std::size_t file_B = sizes.B;
+    in.B = sizes.B;
+    in.T = sizes.T;
+    in.d_in = sizes.d_in;
+    sizes_known(in.B, in.T, in.d_in);  // --input is read already: its values are kept either way
     Mat one = xt::empty<float>({in.T, in.d_in});  // (T, d_in)
     if (has_batch) {
       in.x = xt::empty<float>({in.B, in.T, in.d_in});  // (B, T, d_in)

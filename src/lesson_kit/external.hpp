@@ -5,8 +5,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/generator.hpp"
 #include "core/linear.hpp"
@@ -29,10 +31,18 @@ struct LessonInput {
   std::size_t B = 1, T = 0, d_in = 0;
 };
 
-// The sizes of x, known before x is made.
+// The sizes an --input of `shape` gives a token lesson, refused when they disagree with --d-in,
+// --batch, --seq-len or --tokens, or when x (B, T, d_in) or the attention scores (B, T, T) every
+// token lesson makes would be too large (check_size). lesson_input calls it on the loaded file;
+// the command line calls it on the shape a file declares, before reading its data, so a huge
+// file is refused at once. With `complete` false the shape is a text file's rows so far: only
+// the size limits apply, which more rows could not lift.
 struct InputSizes {
-  std::size_t B, T, d_in;
+  std::size_t B = 1, T = 0, d_in = 0;
+  bool has_batch = false;  // the file is (B, T, d_in)
 };
+InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, const std::string& source,
+                             std::size_t default_B, bool complete = true);
 
 // --input (sizes from the file; a disagreeing --d-in, --seq-len or --batch is refused),
 // several --tokens sentences (one batch entry each), or the tokens and their embeddings
@@ -44,6 +54,10 @@ struct InputSizes {
 // lesson must not read it. --input's values are copied either way (they are already read).
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
                          bool always_batched, const std::function<bool(const InputSizes&)>& check_first = {});
+
+// The book's vectors by lower-case word when the embedding rule uses them (d_in 3, else empty):
+// what recipe::Words needs to print a sentence's embeddings as embed_tokens made them.
+std::map<std::string, std::vector<float>> book_table(std::size_t d_in);
 
 // d_out: from W_query.npy when --weights is given (a disagreeing --d-out is refused), else
 // --d-out or `default_d_out`.

@@ -58,6 +58,12 @@ std::int64_t LessonOptions::integer(const std::string& flag) const {
   return static_cast<std::int64_t>(number(flag));
 }
 
+const std::vector<std::int64_t>& LessonOptions::integers(const std::string& flag) const {
+  const auto it = own_lists.find(flag);
+  if (it == own_lists.end()) throw std::logic_error("the lesson reads " + flag + " but does not declare it as a list");
+  return it->second;
+}
+
 std::string format_option_value(double v) {
   char buf[40];
   if (std::fabs(v) < 1e6 && v == std::floor(v)) {
@@ -107,6 +113,38 @@ double parse_lesson_option(const LessonOption& option, const std::string& text) 
   return v;
 }
 
+std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const std::string& text) {
+  const std::string flag = option.flag;
+  const std::string range = "each " + format_option_value(option.lo) + ".." + format_option_value(option.hi);
+  const std::string quoted = "'" + text + "'";
+  // Digits and single commas between entries; a sign is allowed only where the range is negative.
+  const bool negatives = option.lo < 0;
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t first = negatives && !entry.empty() && entry[0] == '-' ? 1 : 0;
+    const bool digits = entry.size() > first && entry.size() <= 20 &&
+                        entry.find_first_not_of("0123456789", first) == std::string::npos;
+    if (!digits) {
+      if (!entry.empty() && entry[0] == '-')
+        throw UsageError(flag + " must not be negative", flag, range, quoted);
+      throw UsageError(flag + " expects whole numbers separated by commas, e.g. 5,2", flag, range, quoted);
+    }
+    errno = 0;
+    const long long n = std::strtoll(entry.c_str(), nullptr, 10);
+    if (errno == ERANGE || !(static_cast<double>(n) >= option.lo && static_cast<double>(n) <= option.hi))
+      throw UsageError(flag + " is out of range", flag, range, entry);
+    out.push_back(n);
+    if (out.size() > kMaxSize)
+      throw UsageError(flag + " has too many entries", flag, "at most " + std::to_string(kMaxSize), "more");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 bool is_shared_flag(const std::string& flag) {
   for (const auto& o : option_names())
     if (flag == o.flag) return true;
@@ -121,12 +159,16 @@ bool is_shared_flag(const std::string& flag) {
 }
 
 bool check_sizes(const std::vector<SizedTensor>& tensors, bool shapes_only, bool values_optional) {
-  if (shapes_only && values_optional)
+  if (shapes_only && values_optional) {
+    long double total = 0;  // what the run would hold at once, if it computed
     for (const SizedTensor& t : tensors) {
       long double count = 1;
       for (std::size_t d : t.shape) count *= static_cast<long double>(d);
       if (count > static_cast<long double>(kMaxPrintedValues)) return false;
+      total += count;
     }
+    if (total > static_cast<long double>(kMaxPrintedValues)) return false;
+  }
   for (const SizedTensor& t : tensors) check_size(t.name, t.shape, shapes_only, t.options);
   return true;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -59,6 +60,14 @@ struct LessonOptions {
   std::string states_dir;                        // for messages; "" when --states was not given
   // A lesson's own options (LessonEntry::extra: --theta, --samples, ...) by flag, given or default.
   std::map<std::string, double> own;
+  // A lesson's own list options (OptionType::IntegerList: --valid-lens 5,2) by flag; an empty list
+  // when the learner gave none (a given list is never empty), so the lesson picks its own default.
+  std::map<std::string, std::vector<std::int64_t>> own_lists;
+  // Training lessons call this after each step with (steps done, steps in all); the CLI draws a
+  // progress bar on stderr from it (only on a terminal, only for a run longer than half a
+  // second). Empty everywhere else (tests, attn verify): lessons never touch the terminal.
+  // Call it through report_progress (lesson_kit/training.hpp), which checks for empty.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 
   // The value of one of the lesson's own options. LessonEntry::run fills in the defaults, so
   // inside a lesson this answers for every flag it declares; any other flag is a programming
@@ -66,17 +75,23 @@ struct LessonOptions {
   double number(const std::string& flag) const;
   // The same for an integer option, as an integer.
   std::int64_t integer(const std::string& flag) const;
+  // The value of one of the lesson's own list options, empty when not given. Like number(), it
+  // answers inside a lesson for every list flag the lesson declares; any other flag is a
+  // programming error (std::logic_error).
+  const std::vector<std::int64_t>& integers(const std::string& flag) const;
 };
 
 // An option of a lesson's own, declared in its registration (LessonEntry::extra). `attn lesson`
 // adds it to the command line, parses it strictly against its range, refuses it for lessons that
-// do not declare it, and hands it over in LessonOptions::own.
-enum class OptionType { Integer, Real };
+// do not declare it, and hands it over in LessonOptions::own (a number) or own_lists (a list).
+// IntegerList is whole numbers separated by commas ("5,2"), each within the range; it has no
+// default of its own (an absent list reaches the lesson empty), so its fallback is not used.
+enum class OptionType { Integer, Real, IntegerList };
 struct LessonOption {
   const char* flag;  // "--theta"
   OptionType type;
-  double lo, hi;     // the allowed range, both ends included
-  double fallback;   // the default, inside the range
+  double lo, hi;     // the allowed range, both ends included (IntegerList: of every entry)
+  double fallback;   // the default, inside the range (IntegerList: unused)
   const char* help;  // one line for `attn lesson --help`
 };
 
@@ -85,6 +100,10 @@ struct LessonOption {
 // and either must lie in [lo, hi]. Throws UsageError in the one-line form, for example
 //   --theta is out of range (--theta: 1..1e9 vs 0)
 double parse_lesson_option(const LessonOption& option, const std::string& text);
+// Parses an IntegerList option: entries separated by commas, no spaces, none empty, each a whole
+// number within [lo, hi], at most kMaxSize of them. Throws UsageError in the one-line form, e.g.
+//   --valid-lens is out of range (--valid-lens: each 1..65536 vs 0)
+std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const std::string& text);
 // A range end or default as the messages and --help print it: 4096, 0.5, 1e9.
 std::string format_option_value(double v);
 
@@ -145,7 +164,8 @@ struct SizedTensor {
 // Whether this run computes values, checked before anything is made. A --shapes-only run that no
 // sink reads values from (`values_optional`: the lesson can run without them and the report keeps
 // none, see report::Report::keep_values) computes nothing once any of `tensors` is too large to
-// print: it shows names and shapes at any size, instantly, holding nothing, and returns false.
+// print, or all of them together are (2^24 values, 64 MB: Llama-sized weights at a few tokens):
+// it shows names and shapes at any size, instantly, holding nothing, and returns false.
 // Otherwise each tensor goes through check_size (which may refuse it) and the answer is true.
 bool check_sizes(const std::vector<SizedTensor>& tensors, bool shapes_only, bool values_optional);
 

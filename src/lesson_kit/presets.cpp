@@ -57,14 +57,19 @@ const std::vector<Preset>& presets() {
        {"heads"},
        "the article's literal x of shape (1, 3, 6), 2 heads of 3, causal; its missing transpose(1, 2) shown"},
       {"llama", "MultiHead Attention, visualised on Llama-3.2-3B",
-       {"heads"},
-       "Llama-3.2-3B's sizes: 24 query heads of 128, 8 key/value heads, bias-free, mask == 0 filled with -1e9; "
-       "shapes only"},
+       {"heads", "gqa"},
+       "Llama-3.2-3B's sizes: 24 query heads of 128, 8 key/value heads, bias-free, shapes only; in heads the "
+       "walk-through's mask == 0 filled with -1e9"},
       {"evolution", "Evolution of Attention Mechanism, the Attention class",
        {"causal"},
        "torch.manual_seed(0) in __init__, wk drawn before wq and wv; its mask triu(attn_score) shown next to the fix"},
   };
   return table;
+}
+
+const LlamaSizes& llama_3_2_3b() {
+  static const LlamaSizes sizes;
+  return sizes;
 }
 
 const char* preset_follows(const std::string& name) {
@@ -187,40 +192,64 @@ void apply_preset(const std::string& name, const std::string& lesson, bool value
                                        "torch.nn.Module.out_proj, raises AttributeError (type object 'Module' has no "
                                        "attribute 'out_proj'), so the out_proj stage here is the book's.");
   } else if (name == "llama") {
-    std::string sentence = "the 9 tokens of \"the financial bank is located on river bank\" with its begin-of-text token";
-    std::string weights_shape = "(1, 24, 9, 9)";
-    if (!opts.tokens && !opts.input) {
+    const LlamaSizes& L = llama_3_2_3b();
+    const bool own_tokens = !opts.tokens && !opts.input;
+    std::string sentence;  // what x embeds, for the note
+    if (own_tokens) {
       opts.tokens = words("<|begin_of_text|> the financial bank is located on river bank");
-      if (opts.seq_len && *opts.seq_len != opts.tokens->size()) {
+      const std::size_t given = opts.tokens->size();
+      sentence = "the " + std::to_string(given) +
+                 " tokens of \"the financial bank is located on river bank\" with its begin-of-text token";
+      if (opts.seq_len && *opts.seq_len != given) {
         // --seq-len: real context lengths. The walk-through's tokens cut short, or followed by
         // numbered ones (each with its own seeded vector, as --seq-len past the book's six does).
-        const std::size_t T = *opts.seq_len, given = opts.tokens->size();
+        const std::size_t T = *opts.seq_len;
         if (T < given) opts.tokens->resize(T);
         for (std::size_t t = given; t < T; ++t) opts.tokens->push_back("tok" + std::to_string(t + 1));
         sentence = std::to_string(T) + " tokens: " +
-                   (T < given ? "the first " + std::to_string(T) + " of the walk-through's 9"
-                              : "the walk-through's 9, then tok10 .. tok" + std::to_string(T));
-        weights_shape = "(1, 24, " + std::to_string(T) + ", " + std::to_string(T) + ")";
+                   (T < given ? "the first " + std::to_string(T) + " of the walk-through's " + std::to_string(given)
+                              : "the walk-through's " + std::to_string(given) + ", then tok" + std::to_string(given + 1) +
+                                    " .. tok" + std::to_string(T));
       }
     }
     fill(opts.seed, std::uint64_t{0});
     fill(opts.batch, std::size_t{1});
-    fill(opts.d_in, std::size_t{3072});
-    fill(opts.d_out, std::size_t{3072});
-    fill(opts.heads, std::size_t{24});
-    fill(opts.kv_heads, std::size_t{8});
-    fill(opts.causal, true);
-    opts.qkv_bias = false;
+    fill(opts.d_in, L.hidden);
+    fill(opts.heads, L.heads);
+    fill(opts.kv_heads, L.kv_heads);
     if (!values_requested) opts.shapes_only = true;
-    opts.preset_notes.push_back(
-        from + "Llama-3.2-3B's attention sizes: hidden size 3072, q_proj 3072 -> 3072 (24 heads of 128), k_proj "
-               "and v_proj 3072 -> 1024 (8 key/value heads, each read by 3 query heads), attention weights " +
-               weights_shape + " for " + sentence + "; q_proj, k_proj, v_proj and o_proj all without bias, as the printed model "
-               "has them; and the walk-through's mask, masked_fill(mask == 0, -1e9) on the scaled scores. "
-               "(The walk-through's own MultiHeadAttention class builds nn.Linear with the default bias=True; "
-               "the preset follows the model it visualises.) No rotary position embedding: the walk-through's "
-               "class has none, while the model applies LlamaRotaryEmbedding to queries and keys. The weights and embeddings are random, NOT Llama's: the shapes are real, "
-               "the numbers are not. Shapes only by default; add --values to print the values.");
+    // Llama's sizes as its printed model names them, from the one table both lessons read.
+    const std::string hidden = std::to_string(L.hidden), kv_width = std::to_string(L.kv_heads * L.head_dim);
+    const std::string sizes =
+        "hidden size " + hidden + ", q_proj " + hidden + " -> " + std::to_string(L.heads * L.head_dim) + " (" +
+        std::to_string(L.heads) + " heads of " + std::to_string(L.head_dim) + "), k_proj and v_proj " + hidden +
+        " -> " + kv_width + " (" + std::to_string(L.kv_heads) + " key/value heads, each read by " +
+        std::to_string(L.heads / L.kv_heads) + " query heads)";
+    const std::string T = own_tokens ? std::to_string(opts.tokens->size()) : "";
+    const std::string random = "The weights and embeddings are random, NOT Llama's: the shapes are real, the numbers "
+                               "are not. Shapes only by default; add --values to print the values.";
+    if (lesson == "heads") {
+      fill(opts.d_out, L.heads * L.head_dim);
+      fill(opts.causal, true);
+      opts.qkv_bias = false;
+      opts.preset_notes.push_back(
+          from + "Llama-3.2-3B's attention sizes: " + sizes +
+          (own_tokens ? ", attention weights (1, " + std::to_string(L.heads) + ", " + T + ", " + T + ") for " + sentence
+                      : std::string()) +
+          "; q_proj, k_proj, v_proj and o_proj all without bias, as the printed model "
+          "has them; and the walk-through's mask, masked_fill(mask == 0, -1e9) on the scaled scores. "
+          "(The walk-through's own MultiHeadAttention class builds nn.Linear with the default bias=True; "
+          "the preset follows the model it visualises.) No rotary position embedding: the walk-through's "
+          "class has none, while the model applies LlamaRotaryEmbedding to queries and keys. " + random);
+    } else {
+      opts.preset_notes.push_back(
+          from + "Llama-3.2-3B's attention sizes: " + sizes + ", o_proj " + hidden + " -> " + hidden +
+          ", all without bias" + (own_tokens ? "; x embeds " + sentence : std::string()) + ". x and the four layers are made exactly as heads --preset llama "
+          "makes them (the same words, torch.manual_seed(0), then q_proj, k_proj, v_proj, o_proj), so with the "
+          "same options the two lessons print the same x, weights, attn_weights and output; this lesson masks "
+          "with -inf where heads fills -1e9, as the walk-through does. No rotary position embedding, as in heads: "
+          "the model rotates queries and keys first (attn lesson rope). " + random);
+    }
   } else if (name == "evolution") {
     fill(opts.seed, std::uint64_t{0});
     opts.preset_notes.push_back(

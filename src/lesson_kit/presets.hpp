@@ -3,6 +3,7 @@
 // took from the article and what it could not.
 #pragma once
 
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <vector>
@@ -19,6 +20,19 @@ struct Preset {
 };
 
 const std::vector<Preset>& presets();
+
+// Llama-3.2-3B's attention block, as its config.json gives it. `--preset llama` (heads, gqa) and
+// gqa's KV-cache table all read these numbers, so the lessons cannot describe two different models.
+struct LlamaSizes {
+  std::size_t hidden = 3072;     // hidden_size: d_in, and q_proj's and o_proj's width
+  std::size_t heads = 24;        // num_attention_heads
+  std::size_t kv_heads = 8;      // num_key_value_heads
+  std::size_t head_dim = 128;    // hidden / heads
+  std::size_t layers = 28;       // num_hidden_layers
+  std::size_t dtype_bytes = 2;   // torch_dtype bfloat16
+  std::size_t context = 131072;  // max_position_embeddings
+};
+const LlamaSizes& llama_3_2_3b();
 
 // How an article writes its mask: which entries are hidden, and how the code says so.
 enum class MaskConvention {

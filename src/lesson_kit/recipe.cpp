@@ -119,9 +119,15 @@ void render_words(const Words& w, std::vector<std::string>& out) {
     out.push_back(w.name + " = torch.stack([embed(w) for w in " + sentence(w.sentences[0]) + ".split()])");
   } else {
     std::vector<std::string> all;
-    for (const auto& s : w.sentences) all.push_back(sentence(s));
-    out.push_back(w.name + " = torch.stack([torch.stack([embed(w) for w in s.split()]) for s in (" + join(all, ", ") +
-                  ")])");
+    bool ragged = false;  // sentences of different lengths: padded with zero rows to the longest
+    for (const auto& s : w.sentences) {
+      all.push_back(sentence(s));
+      ragged = ragged || s.size() != w.sentences[0].size();
+    }
+    const std::string each = "[torch.stack([embed(w) for w in s.split()]) for s in (" + join(all, ", ") + ")]";
+    out.push_back(w.name + " = " +
+                  (ragged ? "torch.nn.utils.rnn.pad_sequence(" + each + ", batch_first=True)"
+                          : "torch.stack(" + each + ")"));
   }
 }
 

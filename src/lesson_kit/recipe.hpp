@@ -49,7 +49,8 @@ struct Linear {
 };
 // x from words: every sentence's words embedded (the book's vector where `book` has the word,
 // lower-cased ASCII, else torch.manual_seed(fnv1a32(word)); torch.rand(d_in)), one (T, d_in)
-// matrix per sentence; several sentences are stacked into (B, T, d_in).
+// matrix per sentence; several sentences are stacked into (B, T, d_in), or, when their lengths
+// differ, padded with zero rows to the longest (torch.nn.utils.rnn.pad_sequence, batch_first).
 struct Words {
   std::string name;
   std::vector<std::vector<std::string>> sentences;

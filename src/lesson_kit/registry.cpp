@@ -17,15 +17,24 @@ std::vector<LessonEntry>& table() {
   return entries;
 }
 
-const char* type_name(OptionType t) { return t == OptionType::Integer ? "integer" : "real"; }
+const char* type_name(OptionType t) {
+  return t == OptionType::Integer ? "integer" : t == OptionType::Real ? "real" : "integer list";
+}
+
+bool given(const LessonOptions& opts, const LessonOption& o) {
+  return o.type == OptionType::IntegerList ? opts.own_lists.count(o.flag) != 0 : opts.own.count(o.flag) != 0;
+}
 
 }  // namespace
 
 void LessonEntry::run(const LessonOptions& opts, report::Report& out) const {
-  if (std::all_of(extra.begin(), extra.end(), [&](const LessonOption& o) { return opts.own.count(o.flag) != 0; }))
+  if (std::all_of(extra.begin(), extra.end(), [&](const LessonOption& o) { return given(opts, o); }))
     return fn(opts, out);  // nothing to fill in: no copy of the options (a preset's weights can be large)
   LessonOptions with_defaults = opts;
-  for (const auto& o : extra) with_defaults.own.emplace(o.flag, o.fallback);  // keeps a given value
+  for (const auto& o : extra) {  // emplace keeps a given value
+    if (o.type == OptionType::IntegerList) with_defaults.own_lists.emplace(o.flag, std::vector<std::int64_t>{});
+    else with_defaults.own.emplace(o.flag, o.fallback);
+  }
   fn(with_defaults, out);
 }
 
@@ -48,7 +57,7 @@ void add_lesson(std::vector<LessonEntry>& entries, LessonEntry entry) {
       if (flag == entry.extra[j].flag) throw std::logic_error("lesson '" + name + "' declares " + flag + " twice");
     if (!(o.lo <= o.fallback && o.fallback <= o.hi))
       throw std::logic_error("lesson '" + name + "': the default of " + flag + " is outside its range");
-    if (o.type == OptionType::Integer && (o.lo != static_cast<double>(static_cast<long long>(o.lo)) ||
+    if (o.type != OptionType::Real && (o.lo != static_cast<double>(static_cast<long long>(o.lo)) ||
                                           o.hi != static_cast<double>(static_cast<long long>(o.hi))))
       throw std::logic_error("lesson '" + name + "': the range of integer option " + flag + " is not whole");
   }

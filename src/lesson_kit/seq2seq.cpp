@@ -9,23 +9,31 @@ const char* const kUntrainedNote =
     "not as meaning. The decoder is fed the reference translation one word at a time (teacher "
     "forcing), as in training.";
 
+void check_source_shape(const LessonOptions& opts, const Shape& shape, const std::string& source, bool complete) {
+  if (shape.size() != 2 || shape[0] == 0 || shape[1] == 0)
+    throw UsageError("--input must hold the source embeddings (S, d_in)", source, "(S, d_in)", shape_str(shape));
+  const std::size_t S = shape[0], d_in = shape[1];
+  if (S > kMaxSentence)
+    throw UsageError("--input has too many rows to print", source, "at most " + std::to_string(kMaxSentence) + " words",
+                     std::to_string(S));
+  if (d_in > kMaxHidden)
+    throw UsageError("--d-in is too large to print in this lesson", "--d-in", "1.." + std::to_string(kMaxHidden),
+                     std::to_string(d_in) + " (from " + source + ")");
+  if (opts.d_in && *opts.d_in != d_in)
+    throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(d_in) + " (from " + source + ")",
+                     std::to_string(*opts.d_in));
+  if (complete && opts.src && opts.src->size() != S)
+    throw UsageError("--src does not label every row of --input", "--src", std::to_string(S) + " words",
+                     std::to_string(opts.src->size()));
+}
+
 namespace {
 
 // --input as the source sentence's embeddings: (S, d_in), labelled by --src when it has S words.
 TokenInput source_from_file(const LessonOptions& opts) {
   const ExternalTensor& t = *opts.input;
-  if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
-    throw UsageError("--input must hold the source embeddings (S, d_in)", t.source, "(S, d_in)", shape_str(t.shape));
+  check_source_shape(opts, t.shape, t.source);
   const std::size_t S = t.shape[0], d_in = t.shape[1];
-  if (opts.d_in && *opts.d_in != d_in)
-    throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(d_in) + " (from " + t.source + ")",
-                     std::to_string(*opts.d_in));
-  if (opts.src && opts.src->size() != S)
-    throw UsageError("--src does not label every row of --input", "--src", std::to_string(S) + " words",
-                     std::to_string(opts.src->size()));
-  if (S > kMaxSentence)
-    throw UsageError("--input has too many rows to print", t.source, "at most " + std::to_string(kMaxSentence) + " words",
-                     std::to_string(S));
   TokenInput in;
   for (std::size_t j = 0; j < S; ++j) in.tokens.push_back(opts.src ? (*opts.src)[j] : "x" + std::to_string(j + 1));
   in.x = xt::empty<float>({S, d_in});  // (S, d_in)

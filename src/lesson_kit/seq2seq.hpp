@@ -28,6 +28,12 @@ struct Seq2SeqSetup {
 // Defaults: "the cat sat on the mat" -> "le chat s'est assis sur le tapis", d_in 4, d_h 8.
 Seq2SeqSetup seq2seq_setup(const LessonOptions& opts, std::uint64_t default_seed);
 
+// --input for these lessons: the source embeddings (S, d_in), at most kMaxSentence rows and
+// kMaxHidden columns, agreeing with --d-in and (when `complete`) --src. The lessons call it on the
+// loaded file; the command line calls it on the shape a file declares before reading its data
+// (with `complete` false on a text file's rows so far). Throws UsageError.
+void check_source_shape(const LessonOptions& opts, const Shape& shape, const std::string& source, bool complete = true);
+
 // Said in every RNN lesson's first stage: the weights are random, so the mechanism, shapes and
 // costs are real but the translation is not.
 extern const char* const kUntrainedNote;

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -34,43 +36,59 @@ void check_dump_target(const std::string& dir) {
   }
   const fs::path parent = fs::absolute(target, ec).parent_path();
   if (!fs::is_directory(parent, ec)) throw std::runtime_error("its parent directory " + parent.string() + " does not exist");
+  // The dump is staged beside DIR, so the parent must take a new directory.
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error("its parent directory " + parent.string() + " is not writable");
 }
 
-namespace {
-
-// A directory that removes itself unless released: the half-written dump of a failed run.
-struct TempDir {
-  fs::path path;
-  bool keep = false;
-  ~TempDir() {
-    if (!keep) {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  }
-};
-
-}  // namespace
-
-void write_dump(const Report& report, const std::string& command, const std::string& dir) {
+StagedDump::StagedDump(const Report& report, const std::string& command, const std::string& dir) {
   check_dump_target(dir);
   const fs::path target = fs::absolute(without_trailing_slash(dir));
-  TempDir tmp{target.parent_path() / (target.filename().string() + ".tmp-" + std::to_string(::getpid()))};
-  fs::remove_all(tmp.path);
-  fs::create_directory(tmp.path);
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  target_ = target.string();
+  tmp_ = tmp.string();
+  // What failed, said about DIR: the temporary name would only puzzle the learner.
+  auto fail = [&](const std::string& what, const std::string& why) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw std::runtime_error("could not write " + what + ": " + why);
+  };
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec) || ec) fail(dir, ec ? ec.message() : "cannot create a directory there");
   for (const Stage& s : report.stages())
     for (std::size_t i = 0; i < s.items.size(); ++i)
-      if (const auto* t = std::get_if<TensorItem>(&s.items[i]))
-        write_npy((tmp.path / tensor_file_name(s, i)).string(), t->shape, t->values.data());
-  {
-    std::ofstream manifest(tmp.path / "manifest.json", std::ios::binary);
-    manifest << manifest_json(report.header, command, report.stages(), false);
-    if (!manifest) throw std::runtime_error("could not write manifest.json");
-  }
+      if (const auto* t = std::get_if<TensorItem>(&s.items[i])) {
+        const std::string name = tensor_file_name(s, i);
+        try {
+          write_npy((tmp / name).string(), t->shape, t->values.data());
+        } catch (const std::exception&) {
+          fail(name, std::strerror(errno ? errno : EIO));
+        }
+      }
+  std::ofstream manifest(tmp / "manifest.json", std::ios::binary);
+  manifest << manifest_json(report.header, command, report.stages(), false);
+  manifest.close();
+  if (!manifest) fail("manifest.json", std::strerror(errno ? errno : EIO));
+}
+
+void StagedDump::commit() {
   std::error_code ec;
-  if (fs::exists(target, ec)) fs::remove(target);  // an empty directory, checked above
-  fs::rename(tmp.path, target);
-  tmp.keep = true;
+  const fs::path target(target_);
+  if (fs::exists(target, ec)) fs::remove(target, ec);  // an empty directory, checked before
+  fs::rename(tmp_, target, ec);
+  if (ec) throw std::runtime_error("could not move the dump into place: " + ec.message());
+  committed_ = true;
+}
+
+StagedDump::~StagedDump() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(tmp_, ec);
+}
+
+void write_dump(const Report& report, const std::string& command, const std::string& dir) {
+  StagedDump(report, command, dir).commit();
 }
 
 }  // namespace attn::report

@@ -13,6 +13,23 @@ namespace attn::report {
 // is missing): throws std::runtime_error with the reason. Called before anything is written.
 void check_dump_target(const std::string& dir);
 
+// A dump written into its temporary directory beside `dir` but not yet in place, so that other
+// outputs (--svg) can be written before it appears: commit() renames it to `dir`; if commit() is
+// never called (a later step failed), the destructor removes it. Errors are std::runtime_error
+// naming `dir` and the file, never the temporary path.
+class StagedDump {
+ public:
+  StagedDump(const Report& report, const std::string& command, const std::string& dir);
+  ~StagedDump();
+  StagedDump(const StagedDump&) = delete;
+  StagedDump& operator=(const StagedDump&) = delete;
+  void commit();
+
+ private:
+  std::string target_, tmp_;
+  bool committed_ = false;
+};
+
 // Writes the whole dump of `report` to `dir` atomically (see above).
 void write_dump(const Report& report, const std::string& command, const std::string& dir);
 

@@ -1,7 +1,9 @@
 #include "report/manifest.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 namespace attn::report {
@@ -78,6 +80,29 @@ void nested(const TensorItem& t, std::size_t dim, std::size_t& pos, std::string&
   out += ']';
 }
 
+// A tensor too large to write out in --format json: how many values, their range and mean (over
+// the finite ones), how many are not finite, and the first and last few in row-major order.
+std::string summary_json(const TensorItem& t) {
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  std::size_t finite = 0;
+  for (const float v : t.values)
+    if (std::isfinite(v)) {
+      lo = std::min<double>(lo, v);
+      hi = std::max<double>(hi, v);
+      sum += v;
+      ++finite;
+    }
+  const std::size_t n = t.values.size(), edge = std::min<std::size_t>(kJsonEdgeItems, n);
+  std::string first, last;
+  for (std::size_t i = 0; i < edge; ++i) {
+    first += (i ? ", " : "") + number(t.values[i]);
+    last += (i ? ", " : "") + number(t.values[n - edge + i]);
+  }
+  return "{\"values\": " + std::to_string(n) + ", \"min\": " + (finite ? number(lo) : "null") +
+         ", \"max\": " + (finite ? number(hi) : "null") + ", \"mean\": " + (finite ? number(sum / finite) : "null") +
+         ", \"nonfinite\": " + std::to_string(n - finite) + ", \"first\": [" + first + "], \"last\": [" + last + "]}";
+}
+
 std::string shape_json(const Shape& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -108,7 +133,7 @@ std::string tensor_file_name(const Stage& stage, std::size_t item_index) {
 }
 
 std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
-                          bool inline_values) {
+                          bool inline_values, std::size_t inline_limit) {
   std::string j = "{\n";
   j += "  \"format\": \"attn-manifest-2\",\n";
   j += "  \"lesson\": " + json_string(header.lesson) + ",\n";
@@ -123,6 +148,21 @@ std::string manifest_json(const Header& header, const std::string& command, cons
       if (const auto* c = std::get_if<CheckItem>(&item)) (c->question ? questions : c->passed ? passed : failed) += 1;
   j += "  \"checks\": {\"passed\": " + std::to_string(passed) + ", \"failed\": " + std::to_string(failed) +
        ", \"questions\": " + std::to_string(questions) + "},\n";
+  if (inline_values) {
+    // Says how to read "tensors": which carry every value, which only a summary.
+    std::size_t summarised = 0;
+    for (const Stage& s : stages)
+      for (const Item& item : s.items)
+        if (const auto* t = std::get_if<TensorItem>(&item)) summarised += t->values.size() > inline_limit;
+    const bool all = inline_limit == std::numeric_limits<std::size_t>::max();
+    j += "  \"values\": {\"inline_up_to\": " + (all ? std::string("null") : std::to_string(inline_limit)) +
+         ", \"summarised\": " + std::to_string(summarised) + ", \"note\": " +
+         json_string(all ? "every tensor has all its values (--full-json)"
+                         : "a tensor with more than " + std::to_string(inline_limit) +
+                               " values has \"summary\" (count, min, max, mean, non-finite count, first and last " +
+                               std::to_string(kJsonEdgeItems) + ") instead of \"values\"; --full-json or --dump DIR gives every value") +
+         "},\n";
+  }
   j += "  \"stages\": [";
   for (std::size_t si = 0; si < stages.size(); ++si) {
     const Stage& s = stages[si];
@@ -144,11 +184,12 @@ std::string manifest_json(const Header& header, const std::string& command, cons
       first = false;
       j += "       {\"name\": " + json_string(t->name) + ", \"shape\": " + shape_json(t->shape);
       if (t->attention) j += ", \"attention\": true";
+      if (!t->curve_x.empty()) j += ", \"curve_x\": " + json_string(t->curve_x);
       if (inline_values) {
         std::size_t pos = 0;
         std::string values;
-        nested(*t, 0, pos, values);
-        j += ", \"values\": " + values;
+        if (t->values.size() <= inline_limit) nested(*t, 0, pos, values);
+        j += t->values.size() <= inline_limit ? ", \"values\": " + values : ", \"summary\": " + summary_json(*t);
       } else {
         j += ", \"file\": " + json_string(tensor_file_name(s, i));
       }

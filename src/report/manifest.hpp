@@ -14,10 +14,17 @@ namespace attn::report {
 // twice in one stage gets "_2", "_3", ....
 std::string tensor_file_name(const Stage& stage, std::size_t item_index);
 
+// --format json writes a tensor's values only up to this many (PyTorch's print threshold: past
+// it, print summarises too); a larger one gets a summary with this many values from each end.
+inline constexpr std::size_t kJsonInlineValues = 1000;
+inline constexpr std::size_t kJsonEdgeItems = 3;
+
 // JSON text. With values, each tensor carries "values" as nested lists (non-finite values as the
-// strings "nan", "inf", "-inf", which numpy.array(..., dtype=float) reads back); without, a "file".
+// strings "nan", "inf", "-inf", which numpy.array(..., dtype=float) reads back) when it has at
+// most `inline_limit` values, else a "summary"; a top-level "values" object says which. Without
+// values, each tensor names its "file".
 std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
-                          bool inline_values);
+                          bool inline_values, std::size_t inline_limit = static_cast<std::size_t>(-1));
 
 // A string as a JSON string literal, quotes included.
 std::string json_string(const std::string& s);

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "report/text_width.hpp"
+
 namespace attn::report {
 
 Stage& Stage::attention_weights() {
@@ -38,12 +40,18 @@ Stage& Stage::show_copy(std::string name, Shape shape, const float* data, Labels
   return *this;
 }
 
+// Notes, tables and checks quote the learner's words (--tokens, --src): control characters and
+// broken UTF-8 in them become '?', as in the heatmap and SVG labels, so no escape sequence
+// reaches the terminal.
 Stage& Stage::note(std::string text) {
-  items.emplace_back(NoteItem{std::move(text)});
+  items.emplace_back(NoteItem{clean_label(text)});
   return *this;
 }
 
 Stage& Stage::table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows) {
+  for (auto& h : header) h = clean_label(h);
+  for (auto& row : rows)
+    for (auto& cell : row) cell = clean_label(cell);
   items.emplace_back(TableItem{std::move(header), std::move(rows)});
   return *this;
 }
@@ -55,7 +63,7 @@ bool holds(double value, Relation relation, double bound) {
 
 Stage& Stage::check(std::string claim, std::string measure, double value, Relation relation, double bound) {
   CheckItem c;
-  c.text = std::move(claim);
+  c.text = clean_label(claim);
   c.measure = std::move(measure);
   c.value = value;
   c.relation = relation;
@@ -74,7 +82,7 @@ Stage& Stage::question(std::string question, std::string measure, double value, 
   // NaN answers every comparison with no; a lesson that gives no reason gets that one.
   if (!c.passed)
     c.because = because_no.empty() && std::isnan(value) ? "the tensors compared hold NaN, and NaN equals nothing"
-                                                         : std::move(because_no);
+                                                         : clean_label(because_no);
   return *this;
 }
 

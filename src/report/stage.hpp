@@ -100,6 +100,13 @@ struct TensorItem {
   Labels row_labels;       // labels the second-to-last axis (tokens), or empty
   Labels col_labels;       // labels the last axis when it is tokens too, or empty
   bool attention = false;  // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
+  // A curve (a loss per training step): a 1-D tensor the text sink draws as a small plot instead
+  // of printing its values, with x counted from 1 and named `curve_x` ("step"). Empty: not a curve.
+  // Every other sink treats it as any tensor (--dump writes it as .npy, JSON lists its values).
+  std::string curve_x = {};
+  // False for a tensor kept for --dump and JSON (trained weights, snapshots) that the text sink
+  // only lists on the stage's out: line: printing it would bury the lesson.
+  bool printed = true;
 };
 
 struct NoteItem {
@@ -190,6 +197,21 @@ struct Stage {
   // Marks the tensor shown last as attention weights (rows: queries, columns: keys), which
   // picture sinks draw as heatmaps.
   Stage& attention_weights();
+  // A 1-D series shown as a compact text plot (TensorItem::curve_x), e.g. the loss per step.
+  template <class E>
+  Stage& curve(std::string name, const E& t, std::string x_name) {
+    static_assert(E::rank == 1, "curve() takes a 1-D tensor");
+    show(std::move(name), t);
+    std::get<TensorItem>(items.back()).curve_x = std::move(x_name);
+    return *this;
+  }
+  // A tensor kept for --dump and --format json and listed on the out: line, but not printed.
+  template <class E>
+  Stage& keep(std::string name, const E& t) {
+    show(std::move(name), t);
+    std::get<TensorItem>(items.back()).printed = false;
+    return *this;
+  }
   Stage& note(std::string text);
   Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
   // An invariant: `measure` = `value` must be <= (or >=) `bound`.

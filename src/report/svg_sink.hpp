@@ -1,6 +1,6 @@
 // --svg DIR: every attention-weight matrix as an SVG picture, like the articles' annotated
 // heatmaps: the value in each cell, tokens as tick labels, a colour bar, and a title naming the
-// lesson, the stage and the head.
+// lesson, the stage and the head. A curve (a training loss) becomes a line plot.
 //
 // One file per matrix, per (batch, head) for a multi-head tensor, named
 //   <lesson>-stage<NN>-<tensor>[-b<i>][-h<j>].svg     e.g. heads-stage09-attn_weights-b0-h1.svg
@@ -9,6 +9,7 @@
 // only on the lesson and its options, so re-running a command replaces the same files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,32 @@ namespace attn::report {
 // of megabytes of cells too small to read.
 inline constexpr std::size_t kMaxSvgSide = 256;
 
+// At most this many files per run: one per (batch, head) of every attention tensor adds up fast
+// (--batch 100 --heads 64 would be 6400), and nobody opens that many. --svg-panels picks fewer.
+inline constexpr std::size_t kMaxSvgFiles = 64;
+
+// --svg-panels "b0,h1,b2-h3": which panels to draw. Each item names a batch entry, a head or both,
+// as in the file names; a panel is drawn when some item matches every axis it names (an axis the
+// tensor does not have is not compared). No items: every panel.
+struct PanelSelection {
+  struct Pick {
+    long batch = -1, head = -1;  // -1: any
+    std::string text;            // as typed, for messages
+  };
+  std::vector<Pick> picks;
+  bool selects(const std::vector<std::size_t>& index) const;
+  bool selects(const Pick& pick, const std::vector<std::size_t>& index) const;
+};
+// Parses the option's text; an empty optional for anything but items of the form bN, hN, bN-hN
+// separated by commas.
+std::optional<PanelSelection> parse_panel_selection(const std::string& text);
+
+// The first pick of `selection` that matches no panel of `report` ("b5"), with `available` set
+// to what there is ("b0..b1, h0..h3"), or "" when every pick draws something. `count` gets the
+// number of files --svg would write.
+std::string svg_unmatched_pick(const Report& report, const PanelSelection& selection, std::size_t& count,
+                               std::string& available);
+
 // Why `dir` cannot take the pictures, or "" when it can: an existing directory attn may write
 // in, or a path whose nearest existing ancestor is one (the missing directories are created).
 std::string svg_dir_problem(const std::string& dir);
@@ -28,7 +55,8 @@ std::string svg_dir_problem(const std::string& dir);
 std::string svg_size_problem(const Report& report);
 
 // Creates `dir` and its missing parents (call svg_dir_problem first). Throws std::runtime_error.
-void make_svg_dir(const std::string& dir);
+// Appends each directory it created to `created` (when given), deepest last.
+void make_svg_dir(const std::string& dir, std::vector<std::string>* created = nullptr);
 
 std::string svg_file_name(const std::string& lesson, std::size_t stage, std::size_t total_stages,
                           const std::string& tensor, const std::vector<std::size_t>& index);
@@ -37,11 +65,19 @@ std::string svg_file_name(const std::string& lesson, std::size_t stage, std::siz
 std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t,
                         const PanelSet& set, const Panel& panel);
 
-// Writes the pictures of every attention tensor of each stage it is given. Each file is written
+// The SVG document of a curve (TensorItem::curve_x, such as a loss per training step): the points
+// joined by a line over x = 1..n, with grid lines and tick labels. The y axis is logarithmic when
+// every finite point is positive and they span more than a factor of 20 (a loss falling from 3 to
+// 0.002 would otherwise be a flat line after the first tenth), linear otherwise; non-finite points
+// break the line. File name: svg_file_name(lesson, stage, total, tensor, {}).
+std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t);
+
+// Writes the pictures of every attention tensor and every curve of each stage it is given. Each file is written
 // under a temporary name in `dir` and renamed, so a reader never sees half a picture.
 class SvgSink : public Sink {
  public:
-  explicit SvgSink(std::string dir) : dir_(std::move(dir)) {}
+  explicit SvgSink(std::string dir, PanelSelection selection = {})
+      : dir_(std::move(dir)), selection_(std::move(selection)) {}
   void begin(const Header& header, std::size_t total_stages) override;
   void stage(const Stage& stage, std::size_t total_stages) override;
   void end() override {}
@@ -49,6 +85,7 @@ class SvgSink : public Sink {
 
  private:
   std::string dir_;
+  PanelSelection selection_;
   Header header_;
   std::vector<std::string> written_;
 };

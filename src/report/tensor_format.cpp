@@ -1,6 +1,8 @@
 // A port of torch/_tensor_str.py (1.13) for float32 tensors.
 #include "report/tensor_format.hpp"
 
+#include "report/text_width.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -225,7 +227,13 @@ std::string format_tensor(const TensorItem& t, const PrintOptions& o) {
   const bool rows_ok = !t.row_labels.empty() && t.shape.size() >= 2;
   const bool cols_ok = !t.col_labels.empty() && t.col_labels.size() == n;
   if (summarize || !one_line_rows || (!rows_ok && !cols_ok)) return body;
-  TensorItem labelled{t.name, t.shape, {}, rows_ok ? t.row_labels : Labels{}, cols_ok ? t.col_labels : Labels{}};
+  // Labels come from the learner (--tokens): a control character would reach the terminal.
+  const auto cleaned = [](const Labels& labels) {
+    Labels out;
+    for (const auto& l : labels) out.push_back(clean_label(l));
+    return out;
+  };
+  TensorItem labelled{t.name, t.shape, {}, rows_ok ? cleaned(t.row_labels) : Labels{}, cols_ok ? cleaned(t.col_labels) : Labels{}};
   return add_labels(body, labelled, f.width());
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "report/plot.hpp"
+
 namespace attn::report {
 
 std::string wrap(const std::string& text, std::size_t width, const std::string& first,
@@ -115,7 +117,11 @@ void TextSink::stage(const Stage& s, std::size_t total) {
 
 void TextSink::item(const Item& i) {
   if (const auto* t = std::get_if<TensorItem>(&i)) {
-    if (opts_.shapes_only) return;  // the "out:" line already names every shape
+    if (opts_.shapes_only || !t->printed) return;  // the "out:" line already names every shape
+    if (!t->curve_x.empty()) {  // a loss curve: a picture, not 300 numbers
+      out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << render_curve(*t, opts_.width);
+      return;
+    }
     out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << format_tensor(*t, opts_.print) << "\n";
     if (t->attention && opts_.heatmaps) out_ << "\n" << render_heatmap(*t, opts_.heatmap);
   } else if (const auto* n = std::get_if<NoteItem>(&i)) {

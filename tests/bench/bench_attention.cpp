@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (what == "--about") {
-    std::printf("%s\n", blas_description().c_str());
+    std::printf("%s; attention_context's row softmax compiled for %s\n", blas_description().c_str(),
+                fast_attention_isa_name(FastAttentionIsa::best));
     return 0;
   }
   const auto found = std::find_if(all.begin(), all.end(), [&](const Case& c) { return c.id == what; });

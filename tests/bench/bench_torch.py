@@ -84,7 +84,10 @@ def setup(case):
 
 torch.set_num_threads(int(sys.argv[1]))
 if sys.argv[2] == "--about":
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; {blas()}")
+    sdpa = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; {blas()}; "
+          f"torch.nn.functional.scaled_dot_product_attention {'exists' if sdpa else 'does not exist (added in 2.0)'}"
+          f", so the reference is matmul, masked_fill, softmax, matmul")
     sys.exit(0)
 for case in sys.argv[2:]:
     call, reps = setup(case)

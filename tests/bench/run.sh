@@ -3,6 +3,7 @@
 # machine in one run, printed as one markdown report with ratios (attn time / PyTorch time).
 #   tests/bench/run.sh [reps]            reps caps each case's repetitions (best of them counts)
 #   ATTN_BENCH_THREADS=N tests/bench/run.sh   threads for both sides (default: the cores)
+# then one training step of lesson align, and the align lesson at its defaults, against PyTorch.
 # Builds bench_attention in build-bench/ (Release), runs each attn case in its own process (so
 # that its peak RSS is its own), then PyTorch (Debian's /usr/bin/python3 with python3-torch) with
 # the same thread count: torch.set_num_threads(N) and OPENBLAS_NUM_THREADS=N for the OpenBLAS
@@ -14,7 +15,7 @@ reps=${1:-5}
 threads=${ATTN_BENCH_THREADS:-$(nproc)}
 export OPENBLAS_NUM_THREADS=$threads
 cmake -S "$root" -B "$root/build-bench" -DCMAKE_BUILD_TYPE=Release -DATTN_BENCH=ON >/dev/null
-cmake --build "$root/build-bench" --target bench_attention -j2 >/dev/null
+cmake --build "$root/build-bench" --target bench_attention bench_align attn -j2 >/dev/null
 bench="$root/build-bench/tests/bench/bench_attention"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -67,10 +68,13 @@ awk -F'\t' -v have_torch="$have_torch" '
     print ""
     print "attn reads each key/value head in place for its 3 query heads; PyTorch copies them with repeat_interleave first."
     print ""
-    print "| T | attn | PyTorch | ratio |"
-    print "|---|---|---|---|"
+    print "allocated = the most heap attn held during the call (context and score blocks); the copy = the repeated"
+    print "keys and values repeat_interleave makes, 2 x (1, 24, T, 128) float32, which attn never allocates."
+    print ""
+    print "| T | attn | attn allocated MB | PyTorch | the copy, MB | ratio |"
+    print "|---|---|---|---|---|---|"
     for (i = 1; i <= 3; i++) { T = Ts[i]
-      print "| " T " | " t("gqa-" T) " | " tt("gqa-" T) " | " ratio("gqa-" T, "gqa-" T) " |" }
+      print "| " T " | " t("gqa-" T) " | " mb(heap["gqa-" T]) " | " tt("gqa-" T) " | " mb(2 * 24 * T * 128 * 4) " | " ratio("gqa-" T, "gqa-" T) " |" }
     print ""
     print "## Whole causal multi-head forward pass (projections included)"
     print ""
@@ -102,3 +106,18 @@ awk -F'\t' -v have_torch="$have_torch" '
       if (("tiled-" T) in wall && ("mat-" T) in wall)
         print "| " T " | tiled / materialised time | " sprintf("%.2f", wall["tiled-" T] / wall["mat-" T]) " | | |" }
   }' "$work/attn.tsv" "$( [ -s "$work/torch.tsv" ] && echo "$work/torch.tsv" || echo /dev/null)"
+
+# One training step of lesson align, and the whole lesson at its defaults (budget: 2 s, 50 MB).
+echo
+echo "## Training: one step of lesson align, and the lesson at its defaults"
+echo
+echo '```'
+"$root/build-bench/tests/bench/bench_align" 50
+if [ "$have_torch" = yes ]; then /usr/bin/python3 "$root/tests/bench/bench_align_torch.py" 50; fi
+echo "# attn lesson align at its defaults ($(cut -d" " -f1-3 /proc/loadavg) load):"
+if [ -x /usr/bin/time ]; then  # GNU time (apt-get install time) also reports the peak memory
+  /usr/bin/time -f "align-lesson  %e s wall  %M KB peak" "$root/build-bench/attn" lesson align >/dev/null
+else
+  time "$root/build-bench/attn" lesson align >/dev/null
+fi
+echo '```'

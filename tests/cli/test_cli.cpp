@@ -70,17 +70,31 @@ TEST_CASE("attn list shows every lesson in teaching order, numbered, with its ti
   const std::string head = "Lessons, in teaching order (run: attn lesson NAME):\n\n";
   REQUIRE(r.out.compare(0, head.size(), head) == 0);
   // Every name from --names, in the same order, on a line "  N. name  title" with the summary
-  // wrapped under it (at most 80 columns).
-  std::size_t at = head.size(), number = 1;
-  for (const auto& name : lesson_names()) {
+  // wrapped under it (at most 80 columns) and starting in the title's column. N is right-aligned
+  // to the widest number, so with ten lessons or more "   9." sits above "  10.".
+  const std::vector<std::string> names = lesson_names();
+  const std::size_t digits = std::to_string(names.size()).size();
+  const auto numbered = [&](std::size_t n) {
+    const std::string s = std::to_string(n);
+    return "  " + std::string(digits - s.size(), ' ') + s + ". ";
+  };
+  std::size_t at = head.size(), number = 1, title_column = 0;
+  for (const auto& name : names) {
     CAPTURE(name);
-    const std::string start = "  " + std::to_string(number++) + ". " + name + " ";
+    const std::string start = numbered(number++) + name + " ";
     REQUIRE(r.out.compare(at, start.size(), start) == 0);
-    const std::size_t next = r.out.find("\n  " + std::to_string(number) + ". ", at);
+    const std::size_t next = r.out.find("\n" + numbered(number), at);
     const std::string block = r.out.substr(at, next == std::string::npos ? std::string::npos : next + 1 - at);
     CHECK(count_lines(block) >= 2);  // the title line, then the summary
     std::istringstream lines(block);
-    for (std::string line; std::getline(lines, line);) CHECK(line.size() <= 80);
+    std::string title_line, summary_line;
+    std::getline(lines, title_line);
+    std::getline(lines, summary_line);
+    const std::size_t title_at = title_line.find_first_not_of(' ', start.size());
+    if (!title_column) title_column = title_at;
+    CHECK(title_at == title_column);                                   // titles in one column
+    CHECK(summary_line.find_first_not_of(' ') == title_column);        // the summary under the title
+    for (std::istringstream all(block); std::getline(all, title_line);) CHECK(title_line.size() <= 80);
     at += block.size();
   }
   CHECK(at == r.out.size());  // nothing after the last lesson

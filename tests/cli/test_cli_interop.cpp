@@ -90,7 +90,7 @@ std::vector<double> json_values(const std::string& json, const std::string& name
 
 }  // namespace
 
-TEST_CASE("--dump writes every shown tensor and a manifest; the files load back to the printed JSON values") {
+TEST_CASE("--dump writes every shown tensor and a manifest, the files load back to the printed JSON values") {
   TempDir tmp;
   const fs::path dump = tmp.path / "causal";
   const auto r = attn_run({"lesson", "causal", "--dump", dump.string()});
@@ -118,7 +118,8 @@ TEST_CASE("--dump writes every shown tensor and a manifest; the files load back 
   // Round trip: the dumped bytes hold exactly the values --format json prints.
   const auto json = attn_run({"lesson", "causal", "--format", "json"});
   REQUIRE(json.status == 0);
-  CHECK(json.out.find("tensor(") == std::string::npos);  // JSON only
+  CHECK(json.out.rfind("{\n  \"format\": ", 0) == 0);  // JSON only: no text before it
+  CHECK(json.out.find("\n[1/10] ") == std::string::npos);  // and no stage printed as text
   for (const auto& [name, file] : std::vector<std::pair<std::string, std::string>>{
            {"attn_weights", "s06_attn_weights.npy"}, {"masked", "s05_masked.npy"}, {"x", "s01_x.npy"}}) {
     CAPTURE(name);
@@ -154,7 +155,7 @@ TEST_CASE("--dump refuses a target it would overwrite, and leaves nothing behind
   CHECK(entries == 1);  // keep.txt only: no temporary directory left over
 }
 
-TEST_CASE("--input: .npy and text files set the sizes; broken files are refused in one line") {
+TEST_CASE("--input: .npy and text files set the sizes, broken files are refused in one line") {
   TempDir tmp;
   const float values[] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f};
   const std::string good = attn::encode_npy({4, 2}, values);
@@ -491,13 +492,16 @@ TEST_CASE("weights with no values, and biases a lesson would ignore, are refused
   write_file(tmp.path / "bias" / "W_key_bias.npy", npy_of({2}, {0.1f, 0.2f}));
   for (const char* lesson : {"self-attention", "causal"})
     check_refused({lesson, "--weights", (tmp.path / "bias").string()},
-                  {std::string(lesson) + " does not use W_key_bias.npy (it has no biases); the heads lesson takes it",
-                   "W_query.npy, W_key.npy, W_value.npy vs"});
+                  {std::string(lesson) + " does not use W_key_bias.npy (it has no biases); the heads",  // and any later lesson
+                   "take", "W_query.npy, W_key.npy, W_value.npy vs"});
+  check_refused({"gqa", "--weights", (tmp.path / "bias").string()},
+                {"gqa does not use W_key_bias.npy (it has no biases); the heads", "take",
+                 "W_query.npy, W_key.npy, W_value.npy, out_proj.npy vs"});
   // Without the bias the same directory is taken.
   fs::remove(tmp.path / "bias" / "W_key_bias.npy");
   CHECK(attn_run({"lesson", "causal", "--weights", (tmp.path / "bias").string()}).status == 0);
   write_file(tmp.path / "bias" / "out_proj.npy", npy_of({2, 2}, {1, 0, 0, 1}));
-  check_refused({"causal", "--weights", (tmp.path / "bias").string()}, {"causal does not use out_proj.npy; the heads lesson takes it"});
+  check_refused({"causal", "--weights", (tmp.path / "bias").string()}, {"causal does not use out_proj.npy; the heads", "take"});
 }
 
 TEST_CASE("files and directories: misleading messages corrected") {
@@ -549,4 +553,74 @@ TEST_CASE("CSV through --input: empty fields, NUL bytes, a byte-order mark, and 
   CHECK(esc.err.find('\x1b') == std::string::npos);
   CHECK(esc.err.find('\x07') == std::string::npos);
   CHECK(esc.err.find("'\\x1b[31mred\\x07' is not a number") != std::string::npos);
+}
+
+TEST_CASE("--format json: tensors over 1000 values are summarised and the manifest says so, --full-json writes all") {
+  const auto small = attn_run({"lesson", "causal", "--format", "json"});
+  REQUIRE(small.status == 0);
+  CHECK(small.out.find("\"values\": {\"inline_up_to\": 1000, \"summarised\": 0, ") != std::string::npos);
+  CHECK(small.out.find("\"summary\": ") == std::string::npos);
+
+  const auto big = attn_run({"lesson", "causal", "--seq-len", "100", "--format", "json"});
+  REQUIRE(big.status == 0);
+  CHECK(big.out.size() < 64 * 1024);
+  // attn_scores, masked, scaled... are (100, 100): summarised; x (100, 3) is 300 values: whole.
+  const auto at = big.out.find("{\"name\": \"attn_weights\", \"shape\": [100, 100], \"attention\": true, \"summary\": {\"values\": 10000, \"min\": 0, \"max\": 1, ");
+  CHECK(at != std::string::npos);
+  CHECK(big.out.find("\"nonfinite\": 0, \"first\": [1, 0, 0], \"last\": [") != std::string::npos);
+  CHECK(big.out.find("\"summarised\": 0") == std::string::npos);
+  CHECK(json_values(big.out, "x").size() == 300);
+
+  const auto full = attn_run({"lesson", "causal", "--seq-len", "100", "--format", "json", "--full-json"});
+  REQUIRE(full.status == 0);
+  CHECK(full.out.find("\"values\": {\"inline_up_to\": null, \"summarised\": 0, ") != std::string::npos);
+  const auto weights = json_values(full.out, "attn_weights");
+  REQUIRE(weights.size() == 10000);
+  CHECK(weights[0] == 1.0);  // the first query sees only itself
+  CHECK(weights[1] == 0.0);
+  // The summary's numbers are the full tensor's.
+  double mean = 0;
+  for (double w : weights) mean += w;
+  CHECK(mean / 10000 == doctest::Approx(0.01).epsilon(1e-6));
+}
+
+TEST_CASE("--svg-panels draws only the panels picked, named as in the file names") {
+  TempDir tmp;
+  const std::vector<std::string> base = {"lesson", "heads", "--batch", "3", "--heads", "4", "--d-out", "8", "--seq-len", "3"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return attn_run(args);
+  };
+  auto files = [&](const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const auto b1 = with({"--svg", (tmp.path / "b1").string(), "--svg-panels", "b1"});
+  REQUIRE(b1.status == 0);
+  const auto one = files(tmp.path / "b1");
+  REQUIRE(one.size() == 4);  // every head of batch entry 1
+  for (const auto& f : one) CHECK(f.find("-b1-h") != std::string::npos);
+  CHECK(b1.out.find("pictures: 4 SVG files in ") != std::string::npos);
+
+  const auto heads = with({"--svg", (tmp.path / "h").string(), "--svg-panels", "h0,b2-h3"});
+  REQUIRE(heads.status == 0);
+  CHECK(files(tmp.path / "h") == std::vector<std::string>{"heads-stage08-attn_weights-b0-h0.svg", "heads-stage08-attn_weights-b1-h0.svg",
+                                                          "heads-stage08-attn_weights-b2-h0.svg", "heads-stage08-attn_weights-b2-h3.svg"});
+  // Without a pick, all 12 (within the cap of 64).
+  CHECK(with({"--svg", (tmp.path / "all").string()}).status == 0);
+  CHECK(files(tmp.path / "all").size() == 12);
+}
+
+TEST_CASE("control characters in --tokens never reach the terminal: labels, notes and tables show '?'") {
+  const auto r = attn_run({"lesson", "causal", "--tokens", "a\x1b[31mb c\x07 d"});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find('\x07') == std::string::npos);
+  CHECK(r.out.find("  # a?[31mb") != std::string::npos);  // a row label
+  CHECK(r.out.find("a?[31mb: ") != std::string::npos);    // the note naming each word's seed
+  // The reproduce line keeps the real bytes, escaped as Python reads them.
+  CHECK(r.out.find("b\"a\\x1b[31mb c\\x07 d\"") != std::string::npos);
 }

@@ -209,7 +209,7 @@ TEST_CASE("colour on a terminal: auto paints, NO_COLOR and --color never do not"
   }
 }
 
-TEST_CASE("a pipe gets no escape codes; --color always asks for them") {
+TEST_CASE("a pipe gets no escape codes, --color always asks for them") {
   for (const char* lesson : {"self-attention", "causal", "heads", "bahdanau", "luong"}) {
     CAPTURE(lesson);
     const auto r = run({kAttn, "lesson", lesson});

@@ -110,7 +110,7 @@ TEST_CASE("the parser refuses a malformed row and names its line") {
   CHECK(rows[0].hint == "h; with a semicolon");
 }
 
-TEST_CASE("a typo finds the nearest exercise; a name far from all finds none") {
+TEST_CASE("a typo finds the nearest exercise, a name far from all finds none") {
   CHECK(attn::cli::closest_exercise(table(), "sotfmax-rows") == "softmax-rows");
   CHECK(attn::cli::closest_exercise(table(), "causal-mas") == "causal-mask");
   CHECK(attn::cli::closest_exercise(table(), "transformer") == "");

@@ -123,6 +123,20 @@ TEST_CASE("attn check on an exercise as shipped: doctest's report with expected 
   CHECK(r.out.find("attn hint " + e->name) != std::string::npos);
 }
 
+TEST_CASE("attn check NAME | head: the reader leaving ends the check quietly") {
+  const Exercise* e = untouched_exercise();
+  if (!e) {
+    MESSAGE("every learner file has been edited; the shipped behaviour is checked in CI");
+    return;
+  }
+  // attn's own status is 0 when a write found the reader gone, and the verdict's (1, not solved)
+  // when the whole report fitted in the pipe before head left; never a message on stderr.
+  const auto r = attn::testing::run(
+      {"/bin/bash", "-c", "set -o pipefail; '" + kAttn + "' check " + e->name + " | head -1; echo \"status $?\" >&2"}, 300);
+  CHECK((r.err == "status 0\n" || r.err == "status 1\n"));
+  CHECK(count_lines(r.out) == 1);
+}
+
 // ---- in process ----------------------------------------------------------------------------
 
 namespace {
@@ -224,4 +238,235 @@ TEST_CASE("a missing exercise table: one line naming it, status 1") {
   CHECK(status == 1);
   CHECK(err == "attn: error: the exercise table is missing (/nonexistent/attn-src/lessons/exercises/exercises.txt: "
                "the table vs not found)\n");
+}
+
+// ---- runaway learner code ------------------------------------------------------------------
+//
+// attn check on deliberately runaway learner files, in a scratch copy of the layout (never the
+// shipped files): a "cmake" that compiles the learner file alone with c++, so each case builds
+// and runs real code in a few seconds, under limits small enough for a test.
+
+namespace {
+
+struct Runaway {
+  fs::path root;
+  ExercisePaths paths;
+  Exercise e;
+
+  explicit Runaway(const std::string& learner_code, const std::string& build_script = "") {
+    static int made = 0;  // two of them may be alive at once
+    root = fs::temp_directory_path() / ("attn-runaway-" + std::to_string(getpid()) + "-" + std::to_string(++made));
+    fs::remove_all(root);
+    fs::create_directories(root / "src/lessons/exercises");
+    fs::create_directories(root / "src/tests/exercises");
+    fs::create_directories(root / "build");
+    fs::create_directories(root / "bin");
+    std::ofstream(root / "build/CMakeCache.txt") << "# a stand-in: attn check only looks for it\n";
+    paths.source_dir = (root / "src").string();
+    paths.build_dir = (root / "build").string();
+    paths.bin_dir = (root / "bin").string();
+    paths.cmake = (root / "fake-cmake").string();
+    e.number = 1;
+    e.name = "demo";
+    e.lesson = "causal";
+    e.file = "demo.cpp";
+    e.writes = "w";
+    e.hint = "h";
+    std::ofstream(paths.learner(e)) << learner_code;
+    std::ofstream(paths.test(e)) << "// tests\n";
+    std::ofstream(paths.table()) << "demo | causal | demo.cpp | w | h\n";
+    // attn check calls `<cmake> --build <build> --target exercise_demo`: compile the one file.
+    std::ofstream(paths.cmake) << "#!/bin/sh\n"
+                               << (build_script.empty() ? "exec c++ -std=c++17 -O1 -o '" + paths.program(e) + "' '" +
+                                                              paths.learner(e) + "'"
+                                                        : build_script)
+                               << "\n";
+    fs::permissions(paths.cmake, fs::perms::owner_all);
+  }
+  ~Runaway() { fs::remove_all(root); }
+
+  std::string learner_text() const {
+    std::ifstream in(paths.learner(e));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+};
+
+struct Checked {
+  int status = -1;
+  std::string out, err;
+  double seconds = 0;
+};
+
+Checked check(const Runaway& r, const attn::cli::CheckLimits& limits, std::ostream* sink = nullptr) {
+  Checked c;
+  std::ostringstream out;
+  const auto t0 = std::chrono::steady_clock::now();
+  c.err = capture_cerr([&] { c.status = attn::cli::check_exercise(r.paths, "demo", sink ? *sink : out, limits); });
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  c.out = out.str();
+  return c;
+}
+
+// The verdict: the last line of what check printed, joined back if it was wrapped.
+std::string verdict(const std::string& out) {
+  const auto at = out.rfind("attn check demo: ");
+  if (at == std::string::npos) return "";
+  std::string v = out.substr(at);
+  for (std::size_t nl; (nl = v.find("\n  ")) != std::string::npos;) v.replace(nl, 3, " ");  // unwrap
+  return v;
+}
+
+// A stream whose reader leaves after `limit` bytes, like `| head -c limit`.
+class ClosingBuf : public std::streambuf {
+ public:
+  explicit ClosingBuf(std::size_t limit) : left_(limit) {}
+  std::size_t taken = 0;
+
+ protected:
+  int overflow(int c) override {
+    if (left_ == 0) return traits_type::eof();
+    --left_;
+    ++taken;
+    return c;
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    const auto k = std::min<std::streamsize>(n, static_cast<std::streamsize>(left_));
+    left_ -= static_cast<std::size_t>(k);
+    taken += static_cast<std::size_t>(k);
+    return k;
+  }
+
+ private:
+  std::size_t left_;
+};
+
+// Generous: a refusal on a loaded machine is still a refusal. The limits in these cases are 1-2 s.
+constexpr double kBoundS = 30;
+
+}  // namespace
+
+TEST_CASE("attn check: a program printing in a loop is cut to its beginning and end, and says how much was cut") {
+  Runaway r(R"(#include <cstdio>
+int main() {
+  std::puts("first line of the report");
+  for (long i = 0; i < 400000; ++i) std::printf("line %ld of a loop that prints too much\n", i);
+  std::puts("last line of the report");
+  return 1;
+})");
+  attn::cli::CheckLimits limits;
+  limits.time_limit_s = 20;
+  const Checked c = check(r, limits);
+  CAPTURE(c.err);
+  CHECK(c.status == 1);
+  CHECK(c.out.size() < 24 * 1024);  // 16 KiB + 4 KiB + the lines around them, not 16 MB
+  CHECK(c.out.find("first line of the report") != std::string::npos);
+  CHECK(c.out.find("last line of the report") != std::string::npos);
+  CHECK(c.out.find(" bytes cut: the program printed ") != std::string::npos);
+  CHECK(verdict(c.out).find("not solved yet. Its output was cut") != std::string::npos);
+  CHECK(c.seconds < kBoundS);
+}
+
+TEST_CASE("attn check: an endless loop is stopped at the time limit, printing or silent, with one verdict") {
+  Runaway silent("int main() { volatile unsigned long n = 0; for (;;) ++n; }\n");
+  attn::cli::CheckLimits limits;
+  limits.time_limit_s = 1;
+  const Checked c = check(silent, limits);
+  CHECK(c.status == 1);
+  CHECK(c.err.empty());
+  CHECK(verdict(c.out).find("stopped after 1 s (--time-limit 1), still running") != std::string::npos);
+  CHECK(verdict(c.out).find("lessons/exercises/demo.cpp is as you left it") != std::string::npos);
+  CHECK(c.seconds < kBoundS);
+  CHECK(silent.learner_text() == "int main() { volatile unsigned long n = 0; for (;;) ++n; }\n");
+
+  Runaway loud("#include <cstdio>\nint main() { for (;;) std::puts(\"again and again\"); }\n");
+  const Checked l = check(loud, limits);
+  CHECK(l.status == 1);
+  CHECK(l.out.size() < 24 * 1024);
+  CHECK(l.out.find(" bytes cut: ") != std::string::npos);
+  CHECK(verdict(l.out).find("stopped after 1 s") != std::string::npos);
+  CHECK(l.seconds < kBoundS);
+}
+
+TEST_CASE("attn check: a program that allocates without end is stopped at the memory limit") {
+  attn::cli::CheckLimits limits;
+  limits.memory_mib = 256;
+  limits.time_limit_s = 30;  // the memory limit must stop it, not the clock
+  if (limits.memory_bytes() == 0) {
+    MESSAGE("an AddressSanitizer build sets no memory limit (its shadow memory needs the address space)");
+    return;
+  }
+  Runaway r(R"(#include <cstring>
+#include <vector>
+int main() {
+  std::vector<char*> kept;
+  for (;;) {  // 64 MiB at a time, touched so that it is really used
+    char* p = new char[64 << 20];
+    std::memset(p, 1, 64 << 20);
+    kept.push_back(p);
+  }
+})");
+  const Checked c = check(r, limits);
+  CAPTURE(c.out);
+  CHECK(c.status == 1);
+  CHECK(verdict(c.out).find("stopped: it asked for more than its 256 MiB of memory (--memory-limit 256)") !=
+        std::string::npos);
+  CHECK(c.seconds < kBoundS);
+}
+
+TEST_CASE("attn check: a build that runs away is stopped at its own time limit, with everything it started") {
+  Runaway r("int main() { return 0; }\n",
+            // A compiler stand-in that never finishes, and a helper it started: both must go.
+            "sleep 300 & echo $! > '" + (fs::temp_directory_path() / ("attn-runaway-helper-" + std::to_string(getpid()))).string() +
+                "'\nsleep 300");
+  attn::cli::CheckLimits limits;
+  limits.build_time_limit_s = 1;
+  const Checked c = check(r, limits);
+  CHECK(c.status == 1);
+  CHECK(count_lines(c.err) == 1);
+  CHECK(c.err.rfind("attn: error: the build of exercise_demo was stopped after 1 s (--build-time-limit: ", 0) == 0);
+  CHECK(c.err.find("lessons/exercises/demo.cpp and the build tree are as they were") != std::string::npos);
+  CHECK(c.seconds < kBoundS);
+  const fs::path helper_file = fs::temp_directory_path() / ("attn-runaway-helper-" + std::to_string(getpid()));
+  std::ifstream helper(helper_file);
+  long pid = 0;
+  helper >> pid;
+  REQUIRE(pid > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string state = "gone";
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (stat) {
+    std::string ignore;
+    stat >> ignore >> ignore >> state;  // pid, (comm), state: Z once killed and not yet reaped
+  }
+  CHECK((state == "gone" || state == "Z"));
+  fs::remove(helper_file);
+
+  // A real compiler stuck in constant evaluation: stopped the same way.
+  Runaway slow(R"(constexpr long spin() {
+  long s = 0;
+  for (long i = 0; i < 200000; ++i)
+    for (long j = 0; j < 200000; ++j) s += i ^ j;
+  return s;
+}
+static_assert(spin() != 1);
+int main() { return 0; }
+)");
+  const Checked s = check(slow, limits);
+  CHECK(s.status == 1);
+  CHECK(s.err.find("was stopped after 1 s") != std::string::npos);
+  CHECK(s.seconds < kBoundS);
+}
+
+TEST_CASE("attn check | head: a reader that leaves ends the check quietly and stops the program") {
+  Runaway r("#include <cstdio>\nint main() { for (;;) std::puts(\"report line\"); }\n");
+  attn::cli::CheckLimits limits;
+  limits.time_limit_s = 60;  // the reader leaving must end it, not the time limit
+  ClosingBuf buf(200);
+  std::ostream closing(&buf);
+  const Checked c = check(r, limits, &closing);
+  CHECK(c.status == 0);
+  CHECK(c.err.empty());
+  CHECK(c.seconds < 20);
 }

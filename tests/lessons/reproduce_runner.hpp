@@ -5,7 +5,8 @@
 // assigned to a layer's .weight.data / .bias.data), the embed() helper for words, torch.stack and
 // unsqueeze. This reads each line back and does what PyTorch would do with it, using the
 // project's TorchGenerator (which draws what torch.manual_seed + torch.rand / nn.Linear draw) and
-// the .npy and text readers. A line it does not recognise fails the test, so a new kind of line
+// the .npy and text readers. torch.rand of three sizes and pad_sequence over embedded sentences
+// of different lengths are known too (the padding lesson). A line it does not recognise fails the test, so a new kind of line
 // needs a rule here (and a run with real PyTorch, see docs/testing.md).
 //
 // Legend: B batch, T tokens, d_in input width.
@@ -13,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -130,6 +132,7 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
   const std::string q = "\"((?:[^\"\\\\]|\\\\.)*)\"";  // a string literal's body
   const std::regex seed_re(R"(torch\.manual_seed\((\d+)\))");
   const std::regex rand_re(R"((\w+) = torch\.rand\((\d+), (\d+)\))");
+  const std::regex rand3_re(R"((\w+) = torch\.rand\((\d+), (\d+), (\d+)\))");
   const std::regex linear_re(R"((\w+) = nn\.Linear\((\d+), (\d+)(, bias=False)?\))");
   const std::string text_lines = R"(\(line\.replace\(",", " "\)\.replace\(";", " "\) for line in open\()";
   const std::regex load_re("([\\w.]+?)(\\.data)? = torch\\.tensor\\(np\\.(load\\(|loadtxt\\(" + text_lines + ")" + q +
@@ -141,6 +144,10 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
   const std::regex embed_one_re("(\\w+) = torch\\.stack\\(\\[embed\\(w\\) for w in b" + q + "\\.split\\(\\)\\]\\)");
   const std::regex embed_many_re(
       R"((\w+) = torch\.stack\(\[torch\.stack\(\[embed\(w\) for w in s\.split\(\)\]\) for s in \((.*)\)\]\))");
+  // Sentences of different lengths, padded with zero rows to the longest (batch_first).
+  const std::regex embed_padded_re(
+      R"((\w+) = torch\.nn\.utils\.rnn\.pad_sequence\(\[torch\.stack\(\[embed\(w\) for w in s\.split\(\)\]\) )"
+      R"(for s in \((.*)\)\], batch_first=True\))");
   const std::regex bytes_re("b" + q);
   const std::regex literal_re(R"((\w+) = torch\.tensor\((.*))");
   const std::regex rand_width_re(R"(    return torch\.rand\((\d+)\))");
@@ -173,6 +180,9 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
     } else if (std::regex_match(line, m, rand_re)) {
       const Mat r = gen.rand(std::stoul(m[2]), std::stoul(m[3]));  // (rows, cols)
       vars[m[1]] = {{r.shape()[0], r.shape()[1]}, {r.begin(), r.end()}};
+    } else if (std::regex_match(line, m, rand3_re)) {
+      const Ten3 r = gen.rand(std::stoul(m[2]), std::stoul(m[3]), std::stoul(m[4]));  // (b, rows, cols)
+      vars[m[1]] = {{r.shape()[0], r.shape()[1], r.shape()[2]}, {r.begin(), r.end()}};
     } else if (std::regex_match(line, m, linear_re)) {
       const std::size_t in = std::stoul(m[2]), out = std::stoul(m[3]);
       const Linear l = make_linear(gen, in, out, !m[4].matched);
@@ -239,6 +249,20 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
         if (out.shape[0]++ == 0) out.shape.insert(out.shape.end(), one.shape.begin(), one.shape.end());
         REQUIRE(Shape(out.shape.begin() + 1, out.shape.end()) == one.shape);
         out.values.insert(out.values.end(), one.values.begin(), one.values.end());
+      }
+      vars[m[1]] = out;
+    } else if (std::regex_match(line, m, embed_padded_re)) {
+      const std::string all = m[2];
+      std::vector<Held> each;
+      std::size_t longest = 0;
+      for (std::sregex_iterator it(all.begin(), all.end(), bytes_re), end; it != end; ++it) {
+        each.push_back(sentence(unescape((*it)[1])));
+        longest = std::max(longest, each.back().shape[0]);
+      }
+      Held out{{each.size(), longest, embed_width}, {}};
+      for (const Held& one : each) {
+        out.values.insert(out.values.end(), one.values.begin(), one.values.end());
+        out.values.insert(out.values.end(), (longest - one.shape[0]) * embed_width, 0.0f);  // pad_sequence's zeros
       }
       vars[m[1]] = out;
     } else if (std::regex_match(line, m, literal_re)) {

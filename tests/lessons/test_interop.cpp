@@ -100,7 +100,7 @@ TEST_CASE("--weights refusals name the file, the expected shape and the actual o
   CHECK_THROWS_WITH_AS(run_lesson("heads", d_out), doctest::Contains("--d-out disagrees with --weights"), UsageError);
 }
 
-TEST_CASE("--input sets the sizes; disagreeing size options are refused") {
+TEST_CASE("--input sets the sizes, disagreeing size options are refused") {
   LessonOptions o;
   o.input = ExternalTensor{"--input m.csv", {4, 5}, std::vector<float>(20, 0.5f)};
   const auto r = run_lesson("causal", o);

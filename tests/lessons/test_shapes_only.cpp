@@ -69,7 +69,7 @@ std::size_t tensors_with_values(const report::Report& r) {
 
 }  // namespace
 
-TEST_CASE("check_sizes: values unless --shapes-only, no sink reading values, and a tensor too large to print") {
+TEST_CASE("check_sizes: values unless --shapes-only, no sink reading values, and a tensor (or all of them) too large to print") {
   const std::vector<SizedTensor> small = {{"attn_scores", {1, 6, 6}, "--seq-len"}};
   const std::vector<SizedTensor> large = {{"x", {5, 3}, "--seq-len"}, {"attn_scores", {1, 5000, 5000}, "--seq-len"}};
   const std::vector<SizedTensor> huge = {{"attn_scores", {64, 5000, 5000}, "--batch, --seq-len"}};
@@ -77,6 +77,13 @@ TEST_CASE("check_sizes: values unless --shapes-only, no sink reading values, and
   CHECK(check_sizes(small, true, true));  // small: values are cheap, the checks run
   CHECK_FALSE(check_sizes(large, true, true));
   CHECK_FALSE(check_sizes(huge, true, true));  // nothing is held, so nothing is too large to hold
+  // Each printable, together not: Llama-3.2-3B's q_proj and o_proj at a few tokens.
+  const std::vector<SizedTensor> llama = {{"attn_scores", {1, 24, 9, 9}, "--seq-len"},
+                                          {"q_proj.weight", {3072, 3072}, "--d-in"},
+                                          {"o_proj.weight", {3072, 3072}, "--d-in"}};
+  CHECK_FALSE(check_sizes(llama, true, true));
+  CHECK(check_sizes(llama, true, false));  // held and dumped: 75 MB is within every limit
+  CHECK(check_sizes({llama[0], llama[1]}, true, true));  // 9.4M values: still computed, the checks run
   // Otherwise the limits apply as check_size states them.
   CHECK_THROWS_WITH_AS(check_sizes(large, false, true), doctest::Contains("too large to print"), UsageError);
   CHECK(check_sizes(large, true, false));  // --shapes-only with --dump: computed, held, not printed
@@ -209,4 +216,133 @@ TEST_CASE("the llama preset's --seq-len cuts the walk-through's sentence short o
   apply_preset("llama", "heads", false, nine);
   CHECK(nine.tokens->size() == 9);
   CHECK(nine.preset_notes.front().find("(1, 24, 9, 9) for the 9 tokens of") != std::string::npos);
+}
+
+namespace {
+
+// A skeleton with every run of digits read as '#': two runs at different sizes, or walking a
+// different block, compare by their structure (stages, equations, names).
+std::vector<Skeleton> without_numbers(std::vector<Skeleton> k) {
+  auto strip = [](std::string s) {
+    std::string out;
+    for (char c : s)
+      if (!(c >= '0' && c <= '9')) out += c;
+      else if (out.empty() || out.back() != '#') out += '#';
+    return out;
+  };
+  for (auto& stage : k) {
+    stage.title = strip(stage.title);
+    stage.equation = strip(stage.equation);
+    for (auto& t : stage.tensors) t = strip(t);
+    for (auto& t : stage.inputs) t = strip(t);
+  }
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("gqa --preset llama --shapes-only computes nothing: Llama's weights alone are past the budget") {
+  LessonOptions opts;
+  apply_preset("llama", "gqa", false, opts);  // as `attn lesson gqa --preset llama`
+  REQUIRE(opts.shapes_only);
+  const report::Report r = run_without_values("gqa", opts);
+  CHECK(tensors_with_values(r) == 0);
+  CHECK(any_note_contains(r, "--shapes-only at these sizes computes nothing"));
+  CHECK(tensor(r, "q_proj.weight").shape == Shape{3072, 3072});
+  CHECK(tensor(r, "k_rep").shape == Shape{1, 24, 9, 128});
+  CHECK(tensor(r, "attn_weights").shape == Shape{1, 24, 9, 9});
+  // Only the KV-cache checks remain: they need the sizes alone, and they pass.
+  const auto left = checks(r);
+  CHECK(left.size() == 3);
+  for (const auto& c : left) CHECK(c.passed);
+  CHECK(check_with(r, "114,688 bytes per token").passed);
+  // The stages, equations and names of the computed run (--values), in order.
+  CHECK(skeleton(r) == skeleton(run_lesson("gqa", opts)));
+  // At 4096 tokens the shapes follow; still nothing is computed.
+  opts.seq_len = 4096;
+  LessonOptions long_run;
+  long_run.seq_len = 4096;
+  apply_preset("llama", "gqa", false, long_run);
+  const report::Report r4096 = run_without_values("gqa", long_run);
+  CHECK(tensors_with_values(r4096) == 0);
+  CHECK(tensor(r4096, "attn_scores").shape == Shape{1, 24, 4096, 4096});
+  CHECK(tensor(r4096, "keys").shape == Shape{1, 4096, 1024});
+}
+
+TEST_CASE("gqa at its default sizes with --shapes-only still computes, and its checks run") {
+  LessonOptions opts;
+  opts.shapes_only = true;
+  const report::Report r = run_without_values("gqa", opts);
+  CHECK(tensors_with_values(r) == 0);
+  CHECK(checks(r).size() == 6);  // as gqa.txt prints them
+}
+
+TEST_CASE("rope --seq-len 4096 --shapes-only computes nothing, keeps the frequencies and the wavelengths") {
+  LessonOptions opts;
+  opts.shapes_only = true;
+  opts.seq_len = 4096;
+  const report::Report r = run_without_values("rope", opts);
+  CHECK(tensors_with_values(r) == 0);
+  CHECK(checks(r).empty());
+  CHECK(tensor(r, "scores").shape == Shape{4096, 4096});
+  CHECK(tensor(r, "q_rope_shifted").shape == Shape{4096, 8});
+  CHECK(tensor(r, "cos").shape == Shape{4096, 8});
+  CHECK(table_with(r, "turns over positions 0..4095").rows.size() == 3);
+  CHECK(skeleton(r) == skeleton(run_lesson("rope")));
+  opts.heads = 4;  // with heads the (B, h, T, d_k) shapes show
+  CHECK(tensor(run_without_values("rope", opts), "scores_shifted").shape == Shape{1, 4, 4096, 4096});
+}
+
+TEST_CASE("flash --shapes-only past printable sizes lays out the walk from the sizes alone") {
+  // 12 query blocks of 5 (the last of 3) and of 256 (the last of 84): block 10 computes 10 full
+  // tiles, masks one and skips one in both, so both walk, summarise and skip the same way.
+  auto flash = [](std::size_t T, std::size_t tile) {
+    LessonOptions o;
+    o.seq_len = T;
+    o.own["--tile-q"] = o.own["--tile-k"] = static_cast<double>(tile);
+    o.own["--block"] = 10;
+    return o;
+  };
+  LessonOptions large = flash(2900, 256);
+  large.shapes_only = true;
+  const report::Report r = run_without_values("flash", large);
+  CHECK(tensors_with_values(r) == 0);
+  CHECK(checks(r).size() == 1);  // the memory table's: the scratch is the same at every T
+  CHECK(checks(r).front().passed);
+  CHECK(tensor(r, "attn_weights").shape == Shape{2900, 2900});
+  CHECK(tensor(r, "s").shape == Shape{256, 256});
+  CHECK(tensor(r, "m_new per tile").shape == Shape{5, 256});
+  CHECK(tensor(r, "context_flash").shape == Shape{2900, 4});
+  const auto& counts = table_with(r, "count");
+  REQUIRE(counts.rows.size() == 4);
+  CHECK(counts.rows[1].back() == "66");   // full: 0 + 1 + ... + 11
+  CHECK(counts.rows[2].back() == "12");   // masked: the diagonal
+  CHECK(counts.rows[3].back() == "66");   // skipped
+  const report::Report computed = run_lesson("flash", flash(58, 5));
+  CHECK(without_numbers(skeleton(r)) == without_numbers(skeleton(computed)));
+  CHECK(table_with(computed, "count").rows == counts.rows);  // the same plan, counted from the table
+  // Default block: the last that skips a tile, since where the max rises needs the scores.
+  LessonOptions huge = flash(65536, 2);
+  huge.shapes_only = true;
+  huge.own.erase("--block");
+  const report::Report r65536 = run_without_values("flash", huge);
+  CHECK(tensor(r65536, "scores").shape == Shape{65536, 65536});
+  CHECK(any_note_contains(r65536, "the last block that skips a tile"));
+}
+
+TEST_CASE("kv-cache's plan (too large to compute) fills x only when a sink reads it") {
+  LessonOptions opts;
+  opts.shapes_only = true;
+  opts.seq_len = 4096;  // (1, 4, 4096, 4096) weights: more than the lesson computes, so the plan
+  const report::Report dumped = run_lesson("kv-cache", opts);  // keeps values: --dump, --format json
+  const report::TensorItem& x = tensor(dumped, "x");
+  REQUIRE(x.shape == Shape{1, 4096, 8});
+  LessonOptions five;  // the default run: its five tokens are x's first rows
+  const report::Report computed = run_lesson("kv-cache", five);
+  const report::TensorItem& x5 = tensor(computed, "x");
+  REQUIRE(x5.values.size() == 40);
+  CHECK(std::equal(x5.values.begin(), x5.values.end(), x.values.begin()));
+  const report::Report plain = run_without_values("kv-cache", opts);
+  CHECK(tensors_with_values(plain) == 0);
+  CHECK(skeleton(plain) == skeleton(dumped));
 }
