@@ -1,5 +1,5 @@
-// How attn decides about colour and width from what it finds: --color, NO_COLOR, TERM,
-// COLORTERM, whether standard output is a terminal, COLUMNS and the window size.
+// How attn decides about colour and width from what it finds: --color, NO_COLOR, CLICOLOR_FORCE,
+// TERM, COLORTERM, whether standard output is a terminal, COLUMNS and the window size.
 #include <doctest/doctest.h>
 
 #include "cli/terminal.hpp"
@@ -24,6 +24,20 @@ TEST_CASE("auto: colour only on a terminal, and never with NO_COLOR or TERM=dumb
   CHECK(color_depth(ColorChoice::automatic, true, "1", "truecolor", "xterm") == ColorDepth::none);
   CHECK(color_depth(ColorChoice::automatic, true, "", nullptr, "xterm") == ColorDepth::xterm256);  // empty: unset
   CHECK(color_depth(ColorChoice::automatic, true, nullptr, nullptr, "dumb") == ColorDepth::none);
+}
+
+TEST_CASE("auto: CLICOLOR_FORCE paints into a pipe and a dumb terminal, but NO_COLOR still wins") {
+  // Without CLICOLOR_FORCE a pipe gets no colour (above); forced, it gets the terminal's depth.
+  CHECK(color_depth(ColorChoice::automatic, false, nullptr, nullptr, "xterm", "1") == ColorDepth::xterm256);
+  CHECK(color_depth(ColorChoice::automatic, false, nullptr, "truecolor", nullptr, "yes") == ColorDepth::truecolor);
+  CHECK(color_depth(ColorChoice::automatic, true, nullptr, nullptr, "dumb", "1") == ColorDepth::xterm256);
+  // "0" and "" mean not forced (CMake's reading of the convention).
+  CHECK(color_depth(ColorChoice::automatic, false, nullptr, nullptr, "xterm", "0") == ColorDepth::none);
+  CHECK(color_depth(ColorChoice::automatic, false, nullptr, nullptr, "xterm", "") == ColorDepth::none);
+  // NO_COLOR is checked first; --color never still means never.
+  CHECK(color_depth(ColorChoice::automatic, false, "1", nullptr, "xterm", "1") == ColorDepth::none);
+  CHECK(color_depth(ColorChoice::automatic, true, "1", "truecolor", "xterm", "1") == ColorDepth::none);
+  CHECK(color_depth(ColorChoice::never, false, nullptr, nullptr, "xterm", "1") == ColorDepth::none);
 }
 
 TEST_CASE("always and never win over everything else, COLORTERM picks the depth") {

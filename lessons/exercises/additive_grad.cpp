@@ -1,5 +1,12 @@
 // Exercise additive-grad (lesson: align). Check it with: attn check additive-grad
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   H.shape[0]            H.shape()[0]   (a std::size_t)
+//   torch.zeros(d_a)      Vec g = xt::zeros<float>({d_a});
+//   W_a @ s               no @ in C++: loop, u(a) += W_a(a, i) * s(i)
+//   W_a.T @ g             no .T: loop with the indices swapped, d_s(i) += W_a(a, i) * g(a)
+//   torch.tanh(x)         std::tanh(x(a)) for one entry
+//
 // To train Bahdanau's alignment model, the loss has to reach its parameters through the scores.
 // Backward from the context and the softmax you get dL/de, one number per source word: how much
 // the loss would change if score e_j moved. This exercise takes that one step further back,

@@ -1,5 +1,13 @@
 // Exercise additive-scores (lesson: bahdanau). Check it with: attn check additive-scores
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   H.shape[0]                H.shape()[0]   (a std::size_t)
+//   torch.zeros(d_a)          Vec u = xt::zeros<float>({d_a});
+//   W_a @ s                   no @ in C++: loop, u(a) += W_a(a, i) * s(i)
+//   H[j, i]                   H(j, i)
+//   torch.tanh(x)             std::tanh(x(a)) for one entry
+//   v_a @ t  (a dot product)  a loop over a of v_a(a) * t(a)
+//
 // Bahdanau's decoder scores every source word against its previous state s before choosing
 // what to read. The query (W_a s) and the key (U_a h_j) meet by addition inside tanh, hence
 // "additive". `attn lesson bahdanau` prints this at stage 5 ("Step 1: score every source

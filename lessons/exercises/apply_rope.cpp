@@ -1,5 +1,13 @@
 // Exercise apply-rope (lesson: rope). Check it with: attn check apply-rope
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   T, d_k = x.shape            x.shape()[0], x.shape()[1]
+//   out = x.clone()             Mat out = x;   (a copy)
+//   theta ** (2 * i / d_k)      std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(d_k))
+//   torch.cos(a), torch.sin(a)  std::cos(a), std::sin(a)   (a float)
+//   x[t, i + P]                 x(t, i + P)
+//   raise ValueError(...)       throw std::invalid_argument("...");
+//
 // Rotary position embeddings put a token's position into its query and key by turning them:
 // dimensions i and i + d_k/2 form a pair, and the pair turns by the angle p * inv_freq[i], where p
 // is the token's position. Llama's Hugging Face code writes it x * cos + rotate_half(x) * sin.

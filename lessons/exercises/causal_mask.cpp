@@ -1,5 +1,10 @@
 // Exercise causal-mask (lesson: causal). Check it with: attn check causal-mask
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   torch.zeros(T, T)             Mat m = xt::zeros<float>({T, T});   (T is a std::size_t)
+//   m[i, j] = 1                   m(i, j) = 1.0f;
+//   torch.triu(ones, diagonal=1)  what you write: the loops over i and j > i
+//
 // A language model predicts the next word, so token t must not look at tokens after t. The
 // causal mask marks those positions: 1 for the future, 0 for what may be seen. `attn lesson
 // causal` prints it at stage 4 (mask = torch.triu(torch.ones(T, T), diagonal=1)).

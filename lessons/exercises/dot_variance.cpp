@@ -1,5 +1,11 @@
 // Exercise dot-variance (lesson: scaling). Check it with: attn check dot-variance
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   n, d_k = q.shape          q.shape()[0], q.shape()[1]
+//   (q[r] * k[r]).sum()       a loop over j of double(q(r, j)) * k(r, j)
+//   q.double()                static_cast<double>(q(r, j)), one entry at a time
+//   dots.var(unbiased=False)  the mean of (dot - mean)^2: divide by n
+//
 // Why divide scores by sqrt(d_k)? Because a dot product of two random d_k-wide vectors adds d_k
 // products, so its variance grows like d_k. `attn lesson scaling` measures it at stage 2 ("The
 // variance of q . k grows with d_k": Var(q.k) = 2.03, 7.94, 30.91, 130.38, 514.29 for d_k = 2,

@@ -1,5 +1,11 @@
 // Exercise general-scores (lesson: luong). Check it with: attn check general-scores
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   W_a.shape[1]               W_a.shape()[1]   (a std::size_t)
+//   torch.zeros(S)             Vec e = xt::zeros<float>({S});
+//   h_t @ W_a                  no @ in C++: loop, q(j) += h_t(i) * W_a(i, j)
+//   q @ H[s]  (a dot product)  a loop over j of q(j) * H(s, j)
+//
 // Luong's "general" score puts one learned matrix between the decoder state and each encoder
 // state. `attn lesson luong` prints it at stage 6 ("three scores for the same states") and, at
 // stages 12-13, shows it is the transformer's Q K^T when W_a = W_query W_key^T: h_t^T W_a h_s

@@ -1,5 +1,13 @@
 // Exercise kv-decode-step (lesson: kv-cache). Check it with: attn check kv-decode-step
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   t, d_k = K.shape              K.shape()[0], K.shape()[1]
+//   K = torch.cat([K, k[None]])   Mat grown = xt::zeros<float>({t + 1, d_k}); copy K and k in; K = grown;
+//   q @ K[j]  (a dot product)     a loop over c of q(c) * K(j, c)
+//   math.sqrt(d_k)                std::sqrt(static_cast<float>(d_k))
+//   torch.softmax(s, dim=-1) @ V  std::exp(s - max) / sum per score, then out(c) += w(j) * V(j, c)
+//   raise ValueError(...)         throw std::invalid_argument("...");
+//
 // A decoder keeps every past token's key and value (the KV cache). Each new token adds its own
 // key and value as one more row, and its query attends to all rows at once: no mask is needed,
 // because nothing later than the token has been cached yet. `attn lesson kv-cache` prints one

@@ -1,5 +1,12 @@
 // Exercise masked-fill (lesson: causal). Check it with: attn check masked-fill
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   scores.shape == mask.shape          scores.shape() == mask.shape()
+//   out = scores.clone()                Mat out = scores;   (a copy)
+//   out[i, j] = fill                    out(i, j) = fill;
+//   scores.masked_fill(mask.bool(), f)  no masked_fill: loop, and set out(i, j) = fill where mask(i, j) != 0
+//   raise ValueError(...)               throw std::invalid_argument("...");
+//
 // The mask only says where the future is; masked_fill is what hides it. Each masked score is
 // replaced by a fill value, -inf in the book, so that softmax gives it weight exactly 0
 // (exp(-inf) = 0). `attn lesson causal` prints it at stage 5 (masked = attn_scores.masked_fill(

@@ -1,5 +1,12 @@
 // Exercise masked-softmax (lesson: padding). Check it with: attn check masked-softmax
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   scores.shape[2], len(valid_lens)  scores.shape()[2], valid_lens.size()
+//   out = scores.clone()              Ten3 out = scores;   (a copy)
+//   out[b, t, j] = fill               out(b, t, j) = fill;
+//   torch.softmax(out, dim=-1)        attn::softmax_rows(out)   (core/softmax.hpp, over the last axis)
+//   raise ValueError(...)             throw std::invalid_argument("...");
+//
 // Sentences of different lengths share one batch: each is padded to S positions, and
 // valid_lens[b] says how many of sequence b's keys are real. d2l's masked_softmax hides the rest
 // before the softmax: every score at a key position s >= valid_lens[b] is replaced by `fill`,

@@ -1,5 +1,13 @@
 // Exercise multi-head (lesson: heads). Check it with: attn check multi-head
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   d_out = W_query.shape[0]        W_query.shape()[0]   (a std::size_t)
+//   x[b]  (T, d_in)                 Mat xb = xt::view(x, b, xt::all(), xt::all());
+//   W[i*d_k:(i+1)*d_k]              Mat w = xt::view(W, xt::range(i * d_k, (i + 1) * d_k), xt::all());
+//   out[b, :, i*d_k:(i+1)*d_k] = c  xt::view(out, b, xt::all(), xt::range(i * d_k, (i + 1) * d_k)) = c;
+//   torch.zeros(B, T, d_out)        Ten3 out = xt::zeros<float>({B, T, d_out});
+//   torch.cat(heads, dim=-1)        what the view assignment above builds, head by head
+//
 // The fused multi-head layer looks like one big computation, but it is h small single-head
 // attentions side by side: head i uses only rows i*d_k .. (i+1)*d_k - 1 of W_query, W_key and
 // W_value, and its context fills the same d_k columns of the result. `attn lesson heads` shows

@@ -1,5 +1,12 @@
 // Exercise online-softmax (lesson: flash). Check it with: attn check online-softmax
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   for chunk in chunks      for (const Vec& chunk : chunks)
+//   chunk.max()              a loop over chunk(i) (or xt::amax(chunk)(), <xtensor/xmath.hpp>)
+//   float('-inf')            -std::numeric_limits<float>::infinity()   (<limits>)
+//   torch.exp(x), max(a, b)  std::exp(x), std::max(a, b)
+//   torch.zeros(N)           Vec w = xt::zeros<float>({N});   (N a std::size_t)
+//
 // A softmax needs the row's max and the sum of exp(s - max) before it can give a single weight.
 // FlashAttention gets both in one pass over key tiles that arrive one after another: it keeps a
 // running max m and a running sum l, and when a new chunk raises the max, the old sum was taken

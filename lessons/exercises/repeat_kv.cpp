@@ -1,5 +1,12 @@
 // Exercise repeat-kv (lesson: gqa). Check it with: attn check repeat-kv
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   B, h_kv, T, d_k = kv.shape        kv.shape()[0], kv.shape()[1], kv.shape()[2], kv.shape()[3]
+//   torch.zeros(B, h, T, d_k)         Ten4 out = xt::zeros<float>({B, h, T, d_k});
+//   out[b, i, t, j] = kv[b, g, t, j]  out(b, i, t, j) = kv(b, g, t, j);
+//   i // groups, i % h_kv             i / groups, i % h_kv   (std::size_t division rounds down)
+//   raise ValueError(...)             throw std::invalid_argument("...");
+//
 // Grouped-query attention projects keys and values to h_kv heads only, and each of them serves
 // groups = h / h_kv query heads sitting next to each other. PyTorch code (Llama's repeat_kv)
 // copies every key/value head for the query heads that read it before the attention:

@@ -1,5 +1,12 @@
 // Exercise rnn-step (lesson: bottleneck). Check it with: attn check rnn-step
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   W_xh.shape[0]         W_xh.shape()[0]   (a std::size_t)
+//   torch.zeros(d_h)      Vec h = xt::zeros<float>({d_h});
+//   W[i, j], x[j]         W(i, j), x(j)
+//   W @ x                 no @ in C++: loop, h(i) += W(i, j) * x(j) for each j
+//   torch.tanh(h)         std::tanh(h(i)) for one entry
+//
 // The encoder of the RNN era reads a sentence one word at a time, and each step folds the new
 // word into one state vector. `attn lesson bottleneck` prints this step at stages 3 to 8
 // ("Encoder step 1: reads "the"", h_1 = tanh(W_xh x_1 + W_hh h_0 + b_h)). Write that step.

@@ -1,5 +1,12 @@
 // Exercise scaled-scores (lesson: self-attention). Check it with: attn check scaled-scores
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   keys.shape[1]          keys.shape()[1]   (a std::size_t)
+//   torch.zeros(T, S)      Mat s = xt::zeros<float>({T, S});
+//   queries @ keys.T       no @ or .T: s(i, j) = the loop over c of queries(i, c) * keys(j, c)
+//   math.sqrt(d_k)         std::sqrt(static_cast<float>(d_k))
+//   raise ValueError(...)  throw std::invalid_argument("...");
+//
 // Every query meets every key in a dot product, and the result is divided by sqrt(d_k) so the
 // scores keep the same spread whatever the head width. `attn lesson self-attention` prints the
 // two steps at stages 7 and 8 (attn_scores = queries @ keys^T; scaled = attn_scores /

@@ -1,5 +1,12 @@
 // Exercise softmax-backward (lesson: learn-heads). Check it with: attn check softmax-backward
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   y.shape == dy.shape                 y.shape() == dy.shape()
+//   torch.zeros_like(y)                 Mat dx = xt::zeros<float>(y.shape());
+//   (dy * y).sum(dim=-1, keepdim=True)  per row t, a loop over j of dy(t, j) * y(t, j)
+//   y * (dy - dot)                      dx(t, j) = y(t, j) * (dy(t, j) - dot);
+//   raise ValueError(...)               throw std::invalid_argument("...");
+//
 // Training needs every forward step run backwards. `attn lesson learn-heads` does it at stage 4:
 // from d loss / d attn_weights, the softmax's backward pass gives d loss / d scores, which then
 // flows on into Q and K. You get the softmax's output y (the attention weights, which the forward

@@ -1,5 +1,11 @@
 // Exercise softmax-entropy (lesson: scaling). Check it with: attn check softmax-entropy
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   p.numel()             p.size()   (every entry; p.shape()[0] for a (n,) vector)
+//   p[i]                  p(i)
+//   torch.log(p)          std::log(p(i)), one entry at a time
+//   (-p * p.log()).sum()  a loop adding -p(i) * std::log(p(i)) in double, skipping p(i) == 0
+//
 // Entropy says how spread out a row of attention weights is: log(n) when all n keys get the
 // same weight, 0 when one key takes everything. `attn lesson scaling` uses it at stage 3 to
 // show unscaled softmax saturating as d_k grows (mean entropy 1.668 -> 0.113 from d_k = 2 to

@@ -1,5 +1,13 @@
 // Exercise softmax-rows (lesson: self-attention). Check it with: attn check softmax-rows
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   scores.shape[0]              scores.shape()[0]   (a std::size_t)
+//   w = scores.clone()           Mat w = scores;   (a copy)
+//   scores[i, j]                 scores(i, j)
+//   scores.max(dim=-1).values    loop over j per row (or xt::amax(scores, {1}), <xtensor/xmath.hpp>)
+//   torch.exp(x), x.sum(dim=-1)  std::exp(x(i, j)); a loop adding the row
+//   torch.softmax(x, dim=-1)     what you write here; later lessons call attn::softmax_rows
+//
 // Softmax turns each row of attention scores into weights: positive, summing to 1, the largest
 // score getting the largest share. `attn lesson self-attention` prints it at stage 3
 // (attn_weights = softmax(attn_scores, dim=-1)) and again at stage 9. Written naively,

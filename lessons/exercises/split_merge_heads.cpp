@@ -1,5 +1,12 @@
 // Exercise split-merge-heads (lesson: heads). Check it with: attn check split-merge-heads
 //
+// PyTorch -> xtensor 0.24, for this exercise:
+//   B, T, d_out = x.shape                 x.shape()[0], x.shape()[1], x.shape()[2]
+//   torch.zeros(B, h, T, d_k)             Ten4 out = xt::zeros<float>({B, h, T, d_k});
+//   out[b, i, t, j] = x[b, t, c]          out(b, i, t, j) = x(b, t, c);
+//   x.view(B, T, h, d_k).transpose(1, 2)  what you write: the loops over b, t, i, j
+//   raise ValueError(...)                 throw std::invalid_argument("...");
+//
 // Multi-head attention computes one wide projection and then reads its columns as h narrower
 // heads. Splitting is a view plus a transpose, so that each head gets a (T, d_k) matrix of its
 // own; merging undoes both. `attn lesson heads` prints the split at stages 5-6

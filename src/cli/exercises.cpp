@@ -1,6 +1,7 @@
 #include "cli/exercises.hpp"
 
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "cli/compile_hints.hpp"
 #include "lesson_kit/options.hpp"
 #include "lesson_kit/registry.hpp"
 #include "report/text_sink.hpp"
@@ -354,6 +356,9 @@ std::string ExercisePaths::learner(const Exercise& e) const { return source_dir 
 std::string ExercisePaths::solution(const Exercise& e) const {
   return source_dir + "/lessons/exercises/solutions/" + e.file;
 }
+std::string ExercisePaths::shipped(const Exercise& e) const {
+  return source_dir + "/lessons/exercises/shipped/" + e.file;
+}
 std::string ExercisePaths::test(const Exercise& e) const { return source_dir + "/tests/exercises/test_" + e.file; }
 std::string ExercisePaths::program(const Exercise& e) const { return bin_dir + "/" + e.target(); }
 
@@ -482,85 +487,176 @@ int list_exercises(const ExercisePaths& paths, std::ostream& out) {
   });
 }
 
+namespace {
+
+enum class Outcome { Passed, Failed, BuildFailed, ReaderGone };
+
+// The next exercise to work on after `from` (0-based), in teaching order and wrapping round to
+// the beginning: the first that does not pass. nullptr when every one passes. `passes[i]` is
+// what is known of exercise i.
+const Exercise* next_unsolved(const std::vector<Exercise>& all, const std::vector<bool>& passes, std::size_t from) {
+  for (std::size_t k = 1; k <= all.size(); ++k) {
+    const std::size_t i = (from + k) % all.size();
+    if (!passes[i]) return &all[i];
+  }
+  return nullptr;
+}
+
+// Which exercises pass now, as attn exercises sees them (up-to-date programs run just now).
+std::vector<bool> passing(const ExercisePaths& paths, const std::vector<Exercise>& all) {
+  std::vector<bool> passes(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) passes[i] = progress(paths, all[i]) == Progress::Passes;
+  return passes;
+}
+
+enum class Mode { Check, Watch };
+
+// True when the compiler reported an error in `file` ("<file>:<line>:<col>: error:"): the
+// learner's own mistake, which a full build would only repeat.
+bool error_in_file(const std::string& output, const std::string& file) {
+  std::istringstream lines(strip_colors(output));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(file + ":", 0) == 0 && line.find(": error:") != std::string::npos) return true;
+  return false;
+}
+
+// Builds and runs one exercise, printing what attn check prints; the verdict's last words differ
+// between attn check (run it again) and attn watch (save the file again). `passes` is updated for
+// this exercise and read for "Next:"; when it is empty, the other exercises' progress is found
+// (by running their up-to-date programs) only once this one passes, and only up to the first
+// that does not pass.
+Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, const Exercise& e, std::ostream& out,
+                  const CheckLimits& limits, Mode mode, std::vector<bool>& passes) {
+  const std::string file = relative(paths, paths.learner(e));
+  const std::string head = "attn check " + e.name + ": ";
+  const std::string again = mode == Mode::Watch ? "save " + file + " again" : keep("attn check " + e.name) + " again";
+  auto verdict = [&](const std::string& text) { out << wrap_keeping(head + text, "", "  "); };
+
+  // Build this exercise's program and nothing else: one small file to compile, one link.
+  out << head << "building " << file << "\n";
+  out.flush();
+  if (!out) return Outcome::ReaderGone;
+  // With Makefiles, `cmake --build --target T` first walks every library T depends on: about 1.2 s
+  // of CPU with nothing to do. CMake's T/fast target builds T alone. That is right once T has
+  // been built in full and its tests have not changed since (the libraries come from the default
+  // build); otherwise, and whenever the fast build fails for a reason other than an error in the
+  // learner's file, the full build runs.
+  const fs::path program = paths.program(e);
+  const bool fast = fs::exists(fs::path(paths.build_dir) / "Makefile") && fs::exists(program) &&
+                    !newer(paths.test(e), program);
+  auto build_target = [&](const std::string& target) {
+    return run_child({paths.cmake, "--build", paths.build_dir, "--target", target}, Output::Capture,
+                     {limits.build_time_limit_s, 0}, nullptr, "the build");
+  };
+  Child build = build_target(fast ? e.target() + "/fast" : e.target());
+  if (fast && !build.timed_out && build.status != 0 &&
+      !error_in_file(build.output, paths.learner(e)))
+    build = build_target(e.target());
+  if (build.timed_out)
+    throw SetupError("the build of " + e.target() + " was stopped after " + std::to_string(limits.build_time_limit_s) +
+                     " s (--build-time-limit: a build that finishes vs still running); " + file +
+                     " and the build tree are as they were, so attn check " + e.name + " starts it again");
+  if (build.status != 0) {
+    // The compiler's messages, without make's "[ 52%] Built target ..." lines around them.
+    std::ostream& err = mode == Mode::Watch ? out : std::cerr;
+    std::istringstream lines(build.output);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("] Built target ") == std::string::npos) err << line << "\n";
+    // A known beginner mistake in the first error gets one line saying what to write instead.
+    const std::string hint = compile_hint(first_compiler_error(build.output));
+    if (!hint.empty()) err << report::wrap("hint: " + hint, 80, "", "  ");
+    if (!passes.empty()) passes[e.number - 1] = false;
+    if (mode == Mode::Check)
+      throw SetupError("the build of " + e.target() + " failed (" + file +
+                       ": code that compiles vs the compiler messages above)");
+    verdict("the build failed: fix the first error above and " + again + ".");
+    return Outcome::BuildFailed;
+  }
+
+  // doctest's report, as it comes: which case failed, expected and actual. A program printing
+  // in a loop is cut to its beginning and end.
+  out << head << "running its checks\n\n";
+  out.flush();
+  if (!out) return Outcome::ReaderGone;
+  // --no-intro: doctest's version banner says nothing to a learner. Its output goes through a
+  // pipe here, so its colours are asked for when attn's own output is a terminal.
+  std::vector<std::string> argv = {paths.program(e), "--no-intro=true"};
+  if (&out == &std::cout && isatty(STDOUT_FILENO) == 1) argv.push_back("--force-colors=true");
+  const Child run = run_child(argv, Output::Capture, {limits.time_limit_s, limits.memory_bytes()}, &out);
+  if (run.reader_gone) return Outcome::ReaderGone;
+  out << "\n";
+  if (!passes.empty()) passes[e.number - 1] = false;
+  const std::string unchanged = " " + file + " is as you left it.";
+  if (run.timed_out) {
+    verdict("stopped after " + std::to_string(limits.time_limit_s) + " s (" + keep("--time-limit " + std::to_string(limits.time_limit_s)) +
+            "), still running: look for a loop that never ends in " + file + "." + unchanged);
+    return Outcome::Failed;
+  }
+  const bool out_of_memory = limits.memory_bytes() != 0 && run.status != 0 &&
+                             run.output.find("bad_alloc") != std::string::npos;
+  if (out_of_memory) {
+    verdict("stopped: it asked for more than its " + std::to_string(limits.memory_mib) + " MiB of memory (" +
+            keep("--memory-limit " + std::to_string(limits.memory_mib)) +
+            "). Look for a tensor made with a size far too large, or one that grows in a loop, in " + file + "." +
+            unchanged);
+    return Outcome::Failed;
+  }
+  if (run.status > 128) {
+    verdict("the program crashed (signal " + std::to_string(run.status - 128) + ", " + strsignal(run.status - 128) +
+            "). Often an index past the end of a tensor, for example one made with the wrong shape, in " +
+            file + "." + unchanged);
+    return Outcome::Failed;
+  }
+  const std::string cut = run.marker.empty() ? "" : " Its output was cut (see above).";
+  if (run.status != 0) {
+    verdict("not solved yet." + cut + " Read the first failure above, " +
+            (mode == Mode::Watch ? "edit " + file + " and save it: each save is checked." : "edit " + file + ", and " + again + ".") +
+            " Stuck? " + keep("attn hint " + e.name));
+    return Outcome::Failed;
+  }
+  // Solved: only now is the solution worth opening, to compare.
+  const std::string compare = " Compare with the solution: " + keep(relative(paths, paths.solution(e))) + ".";
+  const Exercise* next = nullptr;
+  if (passes.empty()) {
+    // Only as far as the first that does not pass: usually the very next one, so a pass costs one
+    // more stat (or one short run), not a run of every exercise.
+    for (std::size_t k = 1; k < all.size() && !next; ++k) {
+      const Exercise& other = all[(e.number - 1 + k) % all.size()];
+      if (progress(paths, other) != Progress::Passes) next = &other;
+    }
+  } else {
+    passes[e.number - 1] = true;
+    next = next_unsolved(all, passes, e.number - 1);
+  }
+  if (!next)
+    verdict("solved, every check passes." + cut + compare + " That was the last exercise: all " +
+            std::to_string(all.size()) + " pass.");
+  else if (mode == Mode::Watch)
+    verdict("solved, every check passes." + cut + compare);
+  else
+    verdict("solved, every check passes." + cut + compare + " Next: " + keep("attn check " + next->name) + " (lesson " +
+            next->lesson + ")");
+  return Outcome::Passed;
+}
+
+}  // namespace
+
 int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out, const CheckLimits& limits) {
   return guarded([&] {
     const auto all = load_exercises(paths);
     const Exercise& e = lookup(all, name);
     require_build(paths);
-    const std::string file = relative(paths, paths.learner(e));
-    const std::string head = "attn check " + e.name + ": ";
+    // "Next:" skips the exercises that already pass. Running their programs takes a moment, so
+    // it is done only when this one passes, after its check.
+    std::vector<bool> passes;  // empty: found by check_one only if this one passes
+    const Outcome o = check_one(paths, all, e, out, limits, Mode::Check, passes);
     // A reader that left (attn check NAME | head) ends the check quietly, like a lesson: the
     // program is stopped and nothing more is said. main() sees EPIPE and exits 0.
-    auto reader_left = [&] {
+    if (o == Outcome::ReaderGone) {
       errno = EPIPE;
       return 0;
-    };
-
-    // Build this exercise's program and nothing else: one small file to compile, one link.
-    out << head << "building " << file << "\n";
-    out.flush();
-    if (!out) return reader_left();
-    const Child build = run_child({paths.cmake, "--build", paths.build_dir, "--target", e.target()}, Output::Capture,
-                                  {limits.build_time_limit_s, 0}, nullptr, "the build");
-    if (build.timed_out)
-      throw SetupError("the build of " + e.target() + " was stopped after " + std::to_string(limits.build_time_limit_s) +
-                       " s (--build-time-limit: a build that finishes vs still running); " + file +
-                       " and the build tree are as they were, so attn check " + e.name + " starts it again");
-    if (build.status != 0) {
-      // The compiler's messages, without make's "[ 52%] Built target ..." lines around them.
-      std::istringstream lines(build.output);
-      for (std::string line; std::getline(lines, line);)
-        if (line.find("] Built target ") == std::string::npos) std::cerr << line << "\n";
-      throw SetupError("the build of " + e.target() + " failed (" + file +
-                       ": code that compiles vs the compiler messages above)");
     }
-
-    // doctest's report, as it comes: which case failed, expected and actual. A program printing
-    // in a loop is cut to its beginning and end.
-    out << head << "running its checks\n\n";
-    out.flush();
-    if (!out) return reader_left();
-    // --no-intro: doctest's version banner says nothing to a learner. Its output goes through a
-    // pipe here, so its colours are asked for when attn's own output is a terminal.
-    std::vector<std::string> argv = {paths.program(e), "--no-intro=true"};
-    if (&out == &std::cout && isatty(STDOUT_FILENO) == 1) argv.push_back("--force-colors=true");
-    const Child run = run_child(argv, Output::Capture, {limits.time_limit_s, limits.memory_bytes()}, &out);
-    if (run.reader_gone) return reader_left();
-    out << "\n";
-    auto verdict = [&](const std::string& text) { out << wrap_keeping(head + text, "", "  "); };
-    const std::string unchanged = " " + file + " is as you left it.";
-    if (run.timed_out) {
-      verdict("stopped after " + std::to_string(limits.time_limit_s) + " s (" + keep("--time-limit " + std::to_string(limits.time_limit_s)) +
-              "), still running: look for a loop that never ends in " + file + "." + unchanged);
-      return 1;
-    }
-    const bool out_of_memory = limits.memory_bytes() != 0 && run.status != 0 &&
-                               run.output.find("bad_alloc") != std::string::npos;
-    if (out_of_memory) {
-      verdict("stopped: it asked for more than its " + std::to_string(limits.memory_mib) + " MiB of memory (" +
-              keep("--memory-limit " + std::to_string(limits.memory_mib)) +
-              "). Look for a tensor made with a size far too large, or one that grows in a loop, in " + file + "." +
-              unchanged);
-      return 1;
-    }
-    if (run.status > 128) {
-      verdict("the program crashed (signal " + std::to_string(run.status - 128) + ", " + strsignal(run.status - 128) +
-              "). Often an index past the end of a tensor, for example one made with the wrong shape, in " +
-              file + "." + unchanged);
-      return 1;
-    }
-    const std::string cut = run.marker.empty() ? "" : " Its output was cut (see above).";
-    if (run.status != 0) {
-      verdict("not solved yet." + cut + " Read the first failure above, edit " + file + ", and run " +
-              keep("attn check " + e.name) + " again. Stuck? " + keep("attn hint " + e.name));
-      return 1;
-    }
-    if (e.number < all.size())
-      verdict("solved, every check passes." + cut + " Next: " + keep("attn check " + all[e.number].name) + " (lesson " +
-              all[e.number].lesson + ")");
-    else
-      verdict("solved, every check passes." + cut + " That was the last exercise.");
-    return 0;
+    return o == Outcome::Passed ? 0 : 1;
   });
 }
 
@@ -572,6 +668,264 @@ int print_hint(const ExercisePaths& paths, const std::string& name, std::ostream
         << "Edit " << relative(paths, paths.learner(e)) << " (lesson " << e.lesson << ").\n\n"
         << report::wrap(e.hint, 80, "  ", "  ") << "\nCheck it with: attn check " << e.name << "\n";
     return 0;
+  });
+}
+
+// ---- attn reset ---------------------------------------------------------------------------
+
+namespace {
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SetupError("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes through a temporary file and a rename, so an editor (or attn watch) never reads half a file.
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".attn-tmp";
+  {
+    std::ofstream outf(tmp, std::ios::binary | std::ios::trunc);
+    if (!outf || !(outf << text) || !outf.flush()) throw SetupError("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw SetupError("cannot replace " + path.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+int reset_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out) {
+  return guarded([&] {
+    const auto all = load_exercises(paths);
+    const Exercise& e = lookup(all, name);
+    const std::string file = relative(paths, paths.learner(e));
+    if (!fs::exists(paths.shipped(e)))
+      throw SetupError("the shipped copy of " + e.file + " is missing (" + paths.shipped(e) + ": the file vs not found)");
+    const std::string shipped = read_all(paths.shipped(e));
+    if (fs::exists(paths.learner(e)) && read_all(paths.learner(e)) == shipped) {
+      out << "attn reset " << e.name << ": " << file << " is already as shipped; nothing to do.\n";
+      return 0;
+    }
+    // The learner's version is kept, not thrown away: a reset may be a mistake.
+    std::string kept;
+    if (fs::exists(paths.learner(e))) {
+      const fs::path dir = fs::path(paths.build_dir) / "exercise-resets";
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      const fs::path copy = dir / e.file;
+      write_file(copy, read_all(paths.learner(e)));
+      kept = " Your version is saved as " + relative(paths, copy.string()) + ".";
+    }
+    write_file(paths.learner(e), shipped);
+    out << wrap_keeping("attn reset " + e.name + ": " + file + " is back as shipped, with its // TODO." + kept +
+                            " Check it with " + keep("attn check " + e.name) + ".",
+                        "", "  ");
+    return 0;
+  });
+}
+
+// ---- attn watch ---------------------------------------------------------------------------
+
+namespace {
+
+// Ctrl-C and SIGTERM while attn watch waits: the handler only writes one byte to a pipe the wait
+// polls, so the loop ends by itself, says where the learner stands and returns. (While a check
+// runs, run_child's own handler stops the child's group first.)
+int g_stop_pipe[2] = {-1, -1};
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void note_stop(int sig) {
+  g_stop_signal = sig;
+  const char byte = 1;
+  if (g_stop_pipe[1] >= 0) (void)!write(g_stop_pipe[1], &byte, 1);
+}
+
+class StopSignals {
+ public:
+  StopSignals() {
+    if (pipe(g_stop_pipe) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
+    for (int fd : g_stop_pipe) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    g_stop_signal = 0;
+    old_int_ = std::signal(SIGINT, note_stop);
+    old_term_ = std::signal(SIGTERM, note_stop);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, old_int_);
+    std::signal(SIGTERM, old_term_);
+    for (int& fd : g_stop_pipe) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  // run_child installs its own handlers for the length of a check; these come back after it.
+  void reinstall() {
+    std::signal(SIGINT, note_stop);
+    std::signal(SIGTERM, note_stop);
+  }
+  int fd() const { return g_stop_pipe[0]; }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  void (*old_int_)(int) = SIG_DFL;
+  void (*old_term_)(int) = SIG_DFL;
+};
+
+// The learner files' directory, watched with inotify: editors save in place (close after write)
+// or write a new file and rename it over the old one (moved to); both count as a save.
+class SaveWatch {
+ public:
+  explicit SaveWatch(const std::string& dir) {
+    fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd_ < 0) throw SetupError(std::string("inotify: ") + std::strerror(errno));
+    if (inotify_add_watch(fd_, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO) < 0)
+      throw SetupError("cannot watch " + dir + ": " + std::strerror(errno));
+  }
+  ~SaveWatch() { close(fd_); }
+  SaveWatch(const SaveWatch&) = delete;
+  SaveWatch& operator=(const SaveWatch&) = delete;
+  int fd() const { return fd_; }
+  // Reads the pending events; true when one names `file`.
+  bool saved(const std::string& file) {
+    bool hit = false;
+    alignas(inotify_event) char buf[8192];
+    for (;;) {
+      const ssize_t n = read(fd_, buf, sizeof buf);
+      if (n <= 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
+        if (ev->len && file == ev->name) hit = true;
+        at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+      }
+    }
+    return hit;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string progress_bar(const std::vector<bool>& passes) {
+  const std::size_t done = static_cast<std::size_t>(std::count(passes.begin(), passes.end(), true));
+  std::string bar = "[";
+  for (bool p : passes) bar += p ? '#' : '-';
+  return bar + "] " + std::to_string(done) + " of " + std::to_string(passes.size()) + " pass";
+}
+
+}  // namespace
+
+int watch_exercises(const ExercisePaths& paths, const std::string& start, std::ostream& out, const CheckLimits& limits) {
+  return guarded([&] {
+    const auto all = load_exercises(paths);
+    const Exercise* current = start.empty() ? nullptr : &lookup(all, start);
+    require_build(paths);
+    const bool tty_out = &out == &std::cout && isatty(STDOUT_FILENO) == 1;
+    const bool tty_in = isatty(STDIN_FILENO) == 1;
+    StopSignals stop;
+    SaveWatch saves(paths.source_dir + "/lessons/exercises");
+
+    std::vector<bool> passes = passing(paths, all);
+    if (!current) current = next_unsolved(all, passes, all.size() - 1);
+    if (!current) {
+      out << progress_bar(passes) << ". Every exercise passes: nothing to watch.\n";
+      return 0;
+    }
+    bool stdin_open = true;
+    std::string typed;  // what was read from stdin and not yet a whole line
+    const std::string keys = tty_in ? " Type h and Enter for the hint, n to skip to the next, q to quit (or Ctrl-C)."
+                                    : " Ctrl-C (SIGINT) or SIGTERM ends it.";
+    bool recheck = true, just_passed = false;
+    for (;;) {
+      const std::string file = relative(paths, paths.learner(*current));
+      if (recheck) {
+        // On a terminal each check after a save starts on a clean screen, so its first error is
+        // at the top; after a pass the screen is kept, so "solved" and the solution's path stay.
+        if (tty_out && !just_passed) out << "\033[H\033[2J";
+        just_passed = false;
+        out << "attn watch: " << progress_bar(passes) << ". Now: " << current->name << " (lesson "
+            << current->lesson << "), " << file << "\n";
+        out.flush();
+        const Outcome o = check_one(paths, all, *current, out, limits, Mode::Watch, passes);
+        stop.reinstall();
+        if (o == Outcome::ReaderGone) {
+          errno = EPIPE;
+          return 0;
+        }
+        if (o == Outcome::Passed) {
+          const Exercise* next = next_unsolved(all, passes, current->number - 1);
+          if (!next) {
+            out << "attn watch: " << progress_bar(passes) << ". That was the last exercise.\n";
+            return 0;
+          }
+          out << "attn watch: moving on to " << next->name << ".\n\n";
+          current = next;
+          just_passed = true;
+          continue;  // check the next one at once: its report says what to write
+        }
+        out << wrap_keeping("attn watch: " + progress_bar(passes) + ". Waiting for you to save " + file + "." + keys,
+                            "", "  ");
+        out.flush();
+        recheck = false;
+      }
+      pollfd fds[3] = {{stop.fd(), POLLIN, 0}, {saves.fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+      const int n = poll(fds, stdin_open ? 3 : 2, -1);
+      if (n < 0 && errno != EINTR) throw SetupError(std::string("poll: ") + std::strerror(errno));
+      if (g_stop_signal) {
+        out << "\n"
+            << wrap_keeping("attn watch: stopped. " + progress_bar(passes) + "; " + keep("attn watch") +
+                                " starts again at the first that does not.",
+                            "", "  ");
+        out.flush();
+        return 128 + static_cast<int>(g_stop_signal);
+      }
+      if (n <= 0) continue;
+      if (fds[1].revents & POLLIN) {
+        if (saves.saved(current->file)) {
+          // An editor may write several times for one save: let it finish, then check once.
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          saves.saved(current->file);
+          recheck = true;
+        }
+      }
+      if (stdin_open && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+        // Read the descriptor itself (std::cin would keep a second line in its buffer, out of
+        // sight of poll) and act on each whole line.
+        char buf[256];
+        const ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+          // End of input: on a terminal that is Ctrl-D, a way to quit; from a pipe or /dev/null
+          // it only means no commands will come, and the watch goes on.
+          if (tty_in) return 0;
+          stdin_open = false;
+          continue;
+        }
+        typed.append(buf, static_cast<std::size_t>(got));
+      }
+      for (std::size_t nl; (nl = typed.find('\n')) != std::string::npos;) {
+        std::string line = typed.substr(0, nl);
+        typed.erase(0, nl + 1);
+        line = trim(line);
+        if (line == "q") return 0;
+        if (line == "h") {
+          out << "\n" << report::wrap(current->hint, 80, "  ", "  ") << "\n";
+          out.flush();
+        } else if (line == "n") {
+          const Exercise* next = next_unsolved(all, passes, current->number - 1);
+          if (next && next != current) {
+            current = next;
+            recheck = true;
+          } else {
+            out << "attn watch: " << current->name << " is the only exercise left.\n";
+          }
+        } else if (!line.empty()) {
+          out << "attn watch: h (hint), n (next), q (quit).\n";
+        }
+        out.flush();
+      }
+    }
   });
 }
 

@@ -1,4 +1,5 @@
-// The exercise commands: `attn exercises`, `attn check NAME`, `attn hint NAME`.
+// The exercise commands: `attn exercises`, `attn check NAME`, `attn hint NAME`, `attn reset NAME`,
+// `attn watch [NAME]`.
 //
 // lessons/exercises/exercises.txt is the one table of exercises. CMake reads it to make one
 // small program per exercise (tests/exercises/CMakeLists.txt); these functions read it at run
@@ -42,6 +43,7 @@ struct ExercisePaths {
   std::string table() const;                        // lessons/exercises/exercises.txt
   std::string learner(const Exercise& e) const;     // lessons/exercises/<file>
   std::string solution(const Exercise& e) const;    // lessons/exercises/solutions/<file>
+  std::string shipped(const Exercise& e) const;     // lessons/exercises/shipped/<file>: what attn reset restores
   std::string test(const Exercise& e) const;        // tests/exercises/test_<file>
   std::string program(const Exercise& e) const;     // <bin_dir>/exercise_<stem>
 };
@@ -89,6 +91,18 @@ struct CheckLimits {
 // happened. 0 when every check passes; 0 and nothing more when the reader of `out` went away.
 int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out,
                    const CheckLimits& limits = {});
+
+// attn reset NAME: puts the shipped stub (lessons/exercises/shipped/<file>) back in place of the
+// learner's file, after saving the learner's version in <build>/exercise-resets/<file>.
+int reset_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out);
+
+// attn watch [NAME]: checks the first exercise that does not pass (or NAME), then re-checks it
+// each time its file is saved (inotify on lessons/exercises/), and moves on to the next that does
+// not pass once it does. Ends when every exercise passes (0), on q or Ctrl-D typed at a terminal
+// (0), or on SIGINT/SIGTERM while waiting (128 + the signal, after one line of progress). Input
+// that is not a terminal is read for the same commands; its end only stops the reading.
+int watch_exercises(const ExercisePaths& paths, const std::string& start, std::ostream& out,
+                    const CheckLimits& limits = {});
 
 // attn hint NAME: the hint, never the solution.
 int print_hint(const ExercisePaths& paths, const std::string& name, std::ostream& out);

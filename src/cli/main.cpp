@@ -1,6 +1,6 @@
 // attn: the command line. CLI11 wiring only: parse options into LessonOptions, pick the sinks,
 // run the lesson, and turn every failure into one line on stderr with a non-zero status.
-
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -11,16 +11,20 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/completion.hpp"
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
+#include "cli/lesson_help.hpp"
 #include "cli/progress.hpp"
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
 #include "cli/verify.hpp"
 #include "core/heap.hpp"
 #include "io/text_matrix.hpp"
+#include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
+#include "lesson_kit/shared_options.hpp"
 #include "report/manifest.hpp"
 #include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
@@ -68,18 +72,46 @@ std::vector<std::string> parse_words(const std::string& flag, const std::string&
   return words;
 }
 
-struct RawOptions {  // every option as typed, so the messages can quote it
+// Every option of `attn lesson` as typed, by flag, so the messages can quote it: the shared ones
+// (lesson_kit/shared_options.hpp), the lessons' own and the articles' names. A std::map keeps each
+// element where CLI11 was told to write it.
+struct RawOptions {
   std::string lesson;
-  std::string seed, precision, batch, seq_len, d_in, d_out, heads, tokens, src, tgt, hidden;
-  std::string input, weights, weights_layout, states, dump, format, preset, kv_heads;
-  bool values = false;
-  bool shapes_only = false, causal = false, no_causal = false, qkv_bias = false;
-  std::string color, svg, svg_panels;  // pictures: --color, --svg, --svg-panels
-  bool full_json = false;                // --full-json
-  bool step = false;
-  std::map<std::string, std::string> own;  // lessons' own options (LessonEntry::extra), by flag
-  bool allow_nonfinite = false;  // --allow-nonfinite: keep NaN and inf from --input, --weights, --states
+  std::map<std::string, std::string> text;  // options with a value: "--seed" -> "3"
+  std::map<std::string, bool> flag;         // options without one: "--shapes-only" -> true
+
+  const std::string& value(const std::string& f) const { return text.at(f); }
+  bool on(const std::string& f) const { return flag.at(f); }
 };
+
+// The articles' names (--d-model, --num-heads, --head-dim, ...; docs/names.md): each stands for
+// one or two of this lesson's options and is parsed under the name typed, so that a message quotes
+// what the learner wrote. Two spellings of one option are refused rather than one silently winning.
+void apply_article_names(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
+                         attn::LessonOptions& o, std::set<std::string>& given) {
+  std::map<std::string, std::string> set_by;  // option -> the article's name that set it
+  for (const auto& a : attn::article_names()) {
+    const std::string flag = a.flag;
+    if (lesson.find_extra(flag) || cmd.get_option(flag)->count() == 0) continue;  // its own option, or absent
+    const std::string& text = raw.value(flag);
+    for (const auto& target : attn::article_name_targets(lesson, flag, text)) {
+      const std::string other = set_by.count(target) ? set_by[target] : cmd.get_option(target)->count() ? target : "";
+      if (!other.empty())
+        throw UsageError(other + " and " + flag + " both set " + target + " in lesson '" + lesson.name + "'", flag,
+                         "one of them", "both");
+      set_by[target] = flag;
+      given.insert(target);
+      if (target == "--d-in") o.d_in = parse_number(flag, text, 1, attn::kMaxSize);
+      else if (target == "--d-out") o.d_out = parse_number(flag, text, 1, attn::kMaxSize);
+      else if (target == "--heads") o.heads = parse_number(flag, text, 1, attn::kMaxSize);
+      else {  // the lesson's own head-width option (rope's --d-k), its range quoted under the name typed
+        attn::LessonOption own = *lesson.find_extra(target);
+        own.flag = a.flag;
+        o.own[target] = attn::parse_lesson_option(own, text);
+      }
+    }
+  }
+}
 
 attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
                             std::set<std::string>& given) {
@@ -90,83 +122,89 @@ attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::Le
     return true;
   };
   const std::uint64_t max_size = attn::kMaxSize;
-  if (seen("--seed")) o.seed = parse_number("--seed", raw.seed, 0, (std::uint64_t{1} << 63) - 1);
-  if (seen("--precision")) o.precision = static_cast<int>(parse_number("--precision", raw.precision, 1, 10));
-  if (seen("--batch")) o.batch = parse_number("--batch", raw.batch, 1, max_size);
-  if (seen("--seq-len")) o.seq_len = parse_number("--seq-len", raw.seq_len, 1, max_size);
-  if (seen("--d-in")) o.d_in = parse_number("--d-in", raw.d_in, 1, max_size);
-  if (seen("--d-out")) o.d_out = parse_number("--d-out", raw.d_out, 1, max_size);
-  if (seen("--heads")) o.heads = parse_number("--heads", raw.heads, 1, max_size);
+  if (seen("--seed")) o.seed = parse_number("--seed", raw.value("--seed"), 0, (std::uint64_t{1} << 63) - 1);
+  if (seen("--precision")) o.precision = static_cast<int>(parse_number("--precision", raw.value("--precision"), 1, 10));
+  const std::pair<const char*, std::optional<std::size_t>*> sizes[] = {
+      {"--batch", &o.batch}, {"--seq-len", &o.seq_len}, {"--d-in", &o.d_in},
+      {"--d-out", &o.d_out}, {"--heads", &o.heads},     {"--kv-heads", &o.kv_heads}};
+  for (const auto& [flag, size] : sizes)
+    if (seen(flag)) *size = parse_number(flag, raw.value(flag), 1, max_size);
   const bool causal = seen("--causal"), no_causal = seen("--no-causal");
   if (causal && no_causal)
     throw UsageError("--causal and --no-causal contradict each other", "--causal", "one of them", "both");
   if (causal) o.causal = true;
   if (no_causal) o.causal = false;
   o.qkv_bias = seen("--qkv-bias");
-  o.shapes_only = raw.shapes_only;
+  o.shapes_only = raw.on("--shapes-only");
   if (seen("--tokens")) {
     // "a b c | d e f": one sentence per batch entry.
     std::vector<std::vector<std::string>> sentences;
-    std::string rest = raw.tokens + "|";
+    std::string rest = raw.value("--tokens") + "|";
     for (std::size_t bar; (bar = rest.find('|')) != std::string::npos; rest.erase(0, bar + 1))
       sentences.push_back(parse_words("--tokens", rest.substr(0, bar), attn::kMaxSize));
     o.tokens = sentences.front();
     o.more_sentences.assign(sentences.begin() + 1, sentences.end());
   }
-  if (seen("--kv-heads")) o.kv_heads = parse_number("--kv-heads", raw.kv_heads, 1, max_size);
-  const bool allow_nonfinite = raw.allow_nonfinite;
+  const bool allow_nonfinite = seen("--allow-nonfinite");
   if (allow_nonfinite && !cmd.get_option("--input")->count() && !cmd.get_option("--weights")->count() &&
       !cmd.get_option("--states")->count())
     throw UsageError("--allow-nonfinite has no file to apply to", "--allow-nonfinite", "--input, --weights or --states",
                      "none of them");
-  if (seen("--src")) o.src = parse_words("--src", raw.src, attn::kMaxSentence);
+  if (seen("--src")) o.src = parse_words("--src", raw.value("--src"), attn::kMaxSentence);
   // Files are read only for a lesson that takes them (the others refuse the option by name), and
   // a file's declared shape meets the lesson's limits before its data is read.
   if (seen("--input") && (lesson.options & attn::kInput)) {
     const auto limits = [&](const attn::Shape& shape, const std::string& source, bool complete) {
       attn::cli::check_declared_input(lesson, o, shape, source, complete);
     };
-    o.input = attn::cli::load_input(raw.input, allow_nonfinite, limits);
+    o.input = attn::cli::load_input(raw.value("--input"), allow_nonfinite, limits);
   }
   if (seen("--weights") && (lesson.options & attn::kWeights)) {
-    o.weights_dir = raw.weights;
-    attn::cli::load_npy_dir("--weights", raw.weights, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite,
+    o.weights_dir = raw.value("--weights");
+    attn::cli::load_npy_dir("--weights", o.weights_dir, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite,
                             o.shapes_only);
-    attn::cli::refuse_unused_weights(lesson.name, raw.weights);
+    attn::cli::refuse_unused_weights(lesson.name, o.weights_dir);
   }
   if (seen("--states") && (lesson.options & attn::kStates)) {
-    o.states_dir = raw.states;
-    attn::cli::load_npy_dir("--states", raw.states, attn::state_file_names(lesson.name), o.states, allow_nonfinite,
+    o.states_dir = raw.value("--states");
+    attn::cli::load_npy_dir("--states", o.states_dir, attn::state_file_names(lesson.name), o.states, allow_nonfinite,
                             o.shapes_only);
   }
   if (seen("--weights-layout")) {
-    if (raw.weights_layout != "math" && raw.weights_layout != "torch")
-      throw UsageError("unknown --weights-layout", "--weights-layout", "math (in, out) or torch (out, in)",
-                       "'" + raw.weights_layout + "'");
+    const std::string& layout = raw.value("--weights-layout");
+    if (layout != "math" && layout != "torch")
+      throw UsageError("unknown --weights-layout", "--weights-layout", "math (in, out) or torch (out, in)", "'" + layout + "'");
     if (!seen("--weights")) throw UsageError("--weights-layout needs --weights", "--weights-layout", "--weights DIR", "no --weights");
-    o.weights_torch_layout = raw.weights_layout == "torch";
+    o.weights_torch_layout = layout == "torch";
   }
-  if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.tgt, attn::kMaxSentence);
-  if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.hidden, 1, attn::kMaxHidden);
+  if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.value("--tgt"), attn::kMaxSentence);
+  if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.value("--hidden"), 1, attn::kMaxHidden);
   // A lesson's own options: parsed against the declaration of this lesson; another lesson's
   // option is only noted here, and refused by name in check_options_apply.
-  for (const auto& [flag, text] : raw.own) {
+  for (const auto& any_lesson_option : attn::declared_lesson_options()) {
+    const std::string flag = any_lesson_option.flag;
+    // rope's --d-k is also an article's name: for the other lessons, apply_article_names reads it.
+    if (attn::is_article_name(flag) && !lesson.find_extra(flag)) continue;
     if (!seen(flag.c_str())) continue;
     if (const attn::LessonOption* declared = lesson.find_extra(flag)) {
+      const std::string& text = raw.value(flag);
       if (declared->type == attn::OptionType::IntegerList) o.own_lists[flag] = attn::parse_lesson_list(*declared, text);
       else o.own[flag] = attn::parse_lesson_option(*declared, text);
     }
   }
+  apply_article_names(raw, cmd, lesson, o, given);
   return o;
 }
 
 // CLI11's own messages, reworded into the project's one-line form.
-std::string parse_error_text(const CLI::ParseError& e) {
+std::string parse_error_text(const CLI::ParseError& e, const std::vector<std::string>& left_over) {
   const std::string what = e.what();
   if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("name") != std::string::npos)
     return "missing lesson name (lesson: a name from 'attn list' vs nothing)";
   if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("exercise") != std::string::npos)
     return "missing exercise name (exercise: a name from 'attn exercises' vs nothing)";
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("shell") != std::string::npos)
+    return "missing shell name (completion: bash vs nothing)";
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
     const std::string flag = what.substr(0, what.find(':'));
     // "--seed: At Most 1 required but received 2": the option was repeated, not left empty.
@@ -177,10 +215,55 @@ std::string parse_error_text(const CLI::ParseError& e) {
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
     const auto colon = what.find(": ");
-    const std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
+    // CLI11 writes the extras last to first (it joins them with detail::rjoin): name them in the
+    // order they were typed, from what the parser left over.
+    std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
+    if (!left_over.empty()) {
+      extra.clear();
+      for (const auto& a : left_over) extra += (extra.empty() ? "" : " ") + a;
+    }
     return "unexpected argument '" + extra + "' (see attn --help and attn lesson --help)";
   }
   return what + " (see attn --help)";
+}
+
+// The lesson named `name`, or UsageError: the nearest name within 3 edits, else all of them.
+const attn::LessonEntry& lesson_named(const std::string& name) {
+  if (const attn::LessonEntry* lesson = attn::find_lesson(name)) return *lesson;
+  const std::string near = attn::closest_lesson(name);
+  std::string names;
+  for (const auto& l : attn::lessons()) names += (names.empty() ? "" : ", ") + std::string(l.name);
+  throw UsageError("unknown lesson '" + name + "'" +
+                   (near.empty() ? " (expected one of: " + names + ")" : " (did you mean '" + near + "'?)"));
+}
+
+// An argument no one declared. For an option: its name and the nearest option of that command
+// (for `attn lesson NAME`, of that lesson), or why attn lacks it (--dropout); anything else is
+// CLI11's complaint reworded.
+std::string extras_text(const CLI::App& app, const CLI::ExtrasError& e, const RawOptions& raw) {
+  const CLI::App* cmd = &app;
+  for (const CLI::App* sub : app.get_subcommands()) cmd = sub;  // the subcommand being parsed
+  std::vector<std::string> known, elsewhere;
+  std::string help = "see attn " + (cmd == &app ? std::string() : cmd->get_name() + " ") + "--help";
+  if (cmd->get_name() == "lesson" && !raw.lesson.empty()) {
+    try {  // an unknown lesson is the first thing to fix
+      const attn::LessonEntry& lesson = lesson_named(raw.lesson);
+      for (const auto& f : attn::cli::lesson_flags(lesson)) known.push_back(f.flag);
+      known.push_back("--help");
+      for (const CLI::Option* opt : cmd->get_options())
+        for (const auto& name : opt->get_lnames()) elsewhere.push_back("--" + name);
+      help = "see attn lesson " + raw.lesson + " --help";
+    } catch (const UsageError& unknown) {
+      return unknown.what();
+    }
+  } else {
+    for (const CLI::Option* opt : cmd->get_options())
+      for (const auto& name : opt->get_lnames()) known.push_back("--" + name);
+  }
+  for (const auto& extra : cmd->remaining())
+    if (extra.size() > 1 && extra[0] == '-' && !std::isdigit(static_cast<unsigned char>(extra[1])))
+      return attn::unknown_option_message(extra, known, elsewhere, help);
+  return parse_error_text(e, app.remaining(true));
 }
 
 // The limits `attn lesson --help` states; each refusal names the option, the limit and what was
@@ -200,6 +283,29 @@ std::string limits_help() {
          " values gets a summary instead of its values; --full-json writes all\n"
          "  --svg: at most " + n(attn::report::kMaxSvgFiles) + " pictures per run (pick with --svg-panels), each at most " +
          n(attn::report::kMaxSvgSide) + " x " + n(attn::report::kMaxSvgSide) + "\n";
+}
+
+// Every command and its options, as CLI11 holds them, for the completion script.
+std::vector<attn::cli::CompletionCommand> completion_commands(const CLI::App& app) {
+  std::vector<attn::cli::CompletionCommand> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    attn::cli::CompletionCommand c{sub->get_name(), {}};
+    for (const CLI::Option* opt : sub->get_options())
+      for (const auto& name : opt->get_lnames())
+        c.options.push_back({"--" + name, opt->get_expected_min() == 0 ? "" : opt->get_type_name()});
+    commands.push_back(c);
+  }
+  return commands;
+}
+
+// The exercise names, for completion; none when the exercise table cannot be read.
+std::vector<std::string> exercise_names() {
+  std::vector<std::string> names;
+  try {
+    for (const auto& e : attn::cli::load_exercises(attn::cli::ExercisePaths::configured())) names.push_back(e.name);
+  } catch (const std::runtime_error&) {
+  }
+  return names;
 }
 
 int list_lessons(bool names_only) {
@@ -238,33 +344,26 @@ int list_presets() {
 }
 
 int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
-  const attn::LessonEntry* lesson = attn::find_lesson(raw.lesson);
-  if (!lesson) {
-    const std::string near = attn::closest_lesson(raw.lesson);
-    std::string names;
-    for (const auto& l : attn::lessons()) names += (names.empty() ? "" : ", ") + std::string(l.name);
-    throw UsageError("unknown lesson '" + raw.lesson + "'" +
-                     (near.empty() ? " (expected one of: " + names + ")" : " (did you mean '" + near + "'?)"));
-  }
+  const attn::LessonEntry* lesson = &lesson_named(raw.lesson);
   std::set<std::string> given;
   attn::LessonOptions opts = convert(raw, cmd, *lesson, given);
   attn::check_options_apply(*lesson, given);
-  if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.preset, lesson->name, raw.values, opts);
+  if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.value("--preset"), lesson->name, raw.on("--values"), opts);
 
   attn::cli::OutputOptions output;
   output.precision = opts.precision;
   output.shapes_only = opts.shapes_only;
   output.dump = cmd.get_option("--dump")->count() > 0;
-  output.dump_dir = raw.dump;
-  if (cmd.get_option("--format")->count()) output.format = raw.format;
+  output.dump_dir = raw.value("--dump");
+  if (cmd.get_option("--format")->count()) output.format = raw.value("--format");
   output.command = command_line;
-  output.step = raw.step;
-  if (cmd.get_option("--color")->count()) output.color = raw.color;
+  output.step = raw.on("--step");
+  if (cmd.get_option("--color")->count()) output.color = raw.value("--color");
   output.svg = cmd.get_option("--svg")->count() > 0;
-  output.svg_dir = raw.svg;
+  output.svg_dir = raw.value("--svg");
   output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
-  output.svg_panel_list = raw.svg_panels;
-  output.full_json = raw.full_json;
+  output.svg_panel_list = raw.value("--svg-panels");
+  output.full_json = raw.on("--full-json");
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -324,36 +423,18 @@ int main(int argc, char** argv) {
   RawOptions raw;
   CLI::App* lesson = app.add_subcommand("lesson", "Run a lesson: attn lesson NAME [options]");
   lesson->add_option("name", raw.lesson, "Lesson name (see attn list)")->required();
-  lesson->add_option("--seed", raw.seed, "Seed for torch.manual_seed (default: the article's)")->type_name("INT");
-  lesson->add_option("--precision", raw.precision, "Decimals printed, 1..10 (default 4)")->type_name("INT");
-  lesson->add_flag("--shapes-only", raw.shapes_only, "Print names and shapes, not values");
-  lesson->add_option("--batch", raw.batch, "Batch size B: the input stacked B times")->type_name("INT");
-  lesson->add_option("--seq-len", raw.seq_len, "Number of tokens T")->type_name("INT");
-  lesson->add_option("--d-in", raw.d_in, "Embedding width d_in")->type_name("INT");
-  lesson->add_option("--d-out", raw.d_out, "Projection width d_out (all heads together)")->type_name("INT");
-  lesson->add_option("--heads", raw.heads, "Number of heads h (must divide --d-out)")->type_name("INT");
-  lesson->add_flag("--causal", raw.causal, "Mask the future (heads lesson; the default there)");
-  lesson->add_flag("--no-causal", raw.no_causal, "Let every token see every token (heads lesson)");
-  lesson->add_flag("--qkv-bias", raw.qkv_bias, "Give W_query, W_key, W_value a bias (heads lesson)");
-  lesson->add_option("--src", raw.src, "Source sentence to translate (RNN lessons)")->type_name("WORDS");
-  lesson->add_option("--tgt", raw.tgt, "Target sentence, its translation (RNN lessons)")->type_name("WORDS");
-  lesson->add_option("--hidden", raw.hidden, "Hidden width d_h of the RNNs (RNN lessons)")->type_name("INT");
-  lesson->add_option("--input", raw.input, "The lesson's x from a file: .npy (float32/64) or a text matrix")->type_name("FILE");
-  lesson->add_option("--weights", raw.weights, "Weights from DIR: W_query.npy, W_key.npy, W_value.npy, out_proj.npy (+ *_bias.npy); bahdanau W_a.npy, U_a.npy, v_a.npy; luong W_g.npy, W_c.npy, v_c.npy")->type_name("DIR");
-  lesson->add_option("--states", raw.states, "RNN lessons: encoder states H.npy (S, d_enc) and decoder state s.npy (bahdanau) or h_t.npy (luong) from DIR, instead of the lesson's own RNNs")->type_name("DIR");
-  lesson->add_option("--weights-layout", raw.weights_layout, "math: files are (in, out) as in Q = X W (default); torch: (out, in) as nn.Linear.weight")->type_name("math|torch");
-  lesson->add_option("--dump", raw.dump, "Write every tensor as .npy plus manifest.json into DIR (new or empty)")->type_name("DIR");
-  lesson->add_option("--format", raw.format, "text (default) or json: the manifest with values inline, on stdout")->type_name("text|json");
-  lesson->add_option("--preset", raw.preset, "An article's configuration (see attn list --presets)")->type_name("NAME");
-  lesson->add_flag("--step", raw.step, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)");
-  lesson->add_option("--color", raw.color, "Colour the heatmaps: auto (a terminal without NO_COLOR), always, never")->type_name("auto|always|never");
-  lesson->add_option("--svg", raw.svg, "Write each attention matrix as an SVG heatmap into DIR (created if missing)")->type_name("DIR");
-  lesson->add_option("--svg-panels", raw.svg_panels, "Only these panels of --svg: b0 (batch entry 0), h1 (head 1), b0-h1, comma-separated")->type_name("LIST");
-  lesson->add_flag("--full-json", raw.full_json, "With --format json: every value of every tensor (default: over 1000 values, a summary)");
-  lesson->add_flag("--values", raw.values, "Print values even where a preset shows shapes only (llama)");
-  lesson->add_option("--kv-heads", raw.kv_heads, "Key/value heads, each shared by heads/kv-heads query heads (heads lesson)")->type_name("INT");
-  lesson->add_flag("--allow-nonfinite", raw.allow_nonfinite, "Keep NaN and inf found in --input, --weights or --states (refused by default)");
-  lesson->add_option("--tokens", raw.tokens, "Words to attend over, e.g. \"the cat sat\"")->type_name("WORDS");
+  // The shared options, from their one table, in its groups.
+  for (const auto& o : attn::shared_options()) {
+    // Which lessons read it, when that is a few (the rest: attn lesson NAME --help).
+    std::string help = o.help, takers;
+    std::size_t count = 0;
+    for (const auto& l : attn::lessons())
+      if (attn::applies(o, l.options)) takers += (count++ ? ", " : "") + std::string(l.name);
+    if (o.bits != 0 && count <= 4) help += " (" + takers + ")";
+    CLI::Option* added = o.value ? lesson->add_option(o.flag, raw.text[o.flag], help)->type_name(o.value)
+                                 : lesson->add_flag(o.flag, raw.flag[o.flag], help);
+    added->group(attn::group_title(o.group));
+  }
   lesson->footer(limits_help());
   // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
   for (const auto& o : attn::declared_lesson_options()) {
@@ -366,9 +447,16 @@ int main(int argc, char** argv) {
                              (list ? "comma-separated, each " + range
                                    : range + ", default " + attn::format_option_value(o.fallback)) +
                              " (" + takers + ")";
-    lesson->add_option(o.flag, raw.own[o.flag], help)
-        ->type_name(list ? "INT,..." : o.type == attn::OptionType::Integer ? "INT" : "REAL");
+    lesson->add_option(o.flag, raw.text[o.flag], help)
+        ->type_name(list ? "INT,..." : o.type == attn::OptionType::Integer ? "INT" : "REAL")
+        ->group("Options of one lesson (attn lesson NAME --help shows a lesson's own)");
   }
+
+  // The articles' names for the sizes (docs/names.md), unless a lesson declares one as its own
+  // (rope's --d-k); what each means is decided per lesson in apply_article_names.
+  for (const auto& a : attn::article_names())
+    if (!lesson->get_option_no_throw(a.flag))
+      lesson->add_option(a.flag, raw.text[a.flag], a.help)->type_name("INT")->group("The articles' names (docs/names.md)");
 
   // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.
   std::string exercise;
@@ -385,6 +473,10 @@ int main(int argc, char** argv) {
                     std::to_string(default_limits.build_time_limit_s) + ")")->type_name("SECONDS");
   CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
   hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  CLI::App* reset = app.add_subcommand("reset", "Put the shipped file of one exercise back (yours is kept): attn reset NAME");
+  reset->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
+  CLI::App* watch = app.add_subcommand("watch", "Check the current exercise each time you save it, then move on: attn watch [NAME]");
+  watch->add_option("exercise", exercise, "Start at this exercise (default: the first that does not pass)");
 
   // attn verify: every lesson's checks over defaults, presets, seeds and sizes.
   std::string verify_seeds, verify_lesson;
@@ -393,6 +485,11 @@ int main(int argc, char** argv) {
   verify->add_option("--seeds", verify_seeds, "Seeds 0..N-1 for each lesson (default 50)")->type_name("N");
   verify->add_option("--lesson", verify_lesson, "Only this lesson")->type_name("NAME");
   verify->add_flag("--list", verify_list, "Print every check of every run, not only the failures");
+
+  // attn completion bash: the words come from the commands as registered above.
+  std::string shell;
+  CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script: source <(attn completion bash)");
+  completion->add_option("shell", shell, "The shell: bash")->required();
 
   try {
     app.parse(argc, argv);
@@ -418,6 +515,10 @@ int main(int argc, char** argv) {
       }
       v.list = verify_list;
       status = attn::cli::verify(v, std::cout);
+    } else if (app.got_subcommand("completion")) {
+      if (shell != "bash")
+        throw UsageError("attn completion has no script for '" + shell + "'", "completion", "bash", "'" + shell + "'");
+      std::cout << attn::cli::bash_completion(completion_commands(app), exercise_names());
     } else if (app.got_subcommand("exercises")) {
       status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
     } else if (app.got_subcommand("check")) {
@@ -430,6 +531,10 @@ int main(int argc, char** argv) {
       status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
       status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+    } else if (app.got_subcommand(reset)) {
+      status = attn::cli::reset_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+    } else if (app.got_subcommand(watch)) {
+      status = attn::cli::watch_exercises(attn::cli::ExercisePaths::configured(), exercise, std::cout);
     } else {
       std::cout << app.help();
     }
@@ -441,13 +546,26 @@ int main(int argc, char** argv) {
     }
     return status;
   } catch (const CLI::CallForHelp& e) {
+    // attn lesson NAME --help: that lesson's options only, grouped (cli/lesson_help.*).
+    if (lesson->parsed() && !raw.lesson.empty()) {
+      try {
+        std::cout << attn::cli::lesson_help(lesson_named(raw.lesson));
+        return 0;
+      } catch (const UsageError& bad) {
+        std::cerr << "attn: error: " << bad.what() << "\n";
+        return kExitUsage;
+      }
+    }
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    std::cerr << "attn: error: " << extras_text(app, e, raw) << "\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attn: error: " << parse_error_text(e) << "\n";
+    std::cerr << "attn: error: " << parse_error_text(e, app.remaining(true)) << "\n";
     return kExitUsage;
   } catch (const UsageError& e) {
     std::cerr << "attn: error: " << e.what() << "\n";

@@ -26,7 +26,7 @@ struct OutputOptions {
 };
 
 // Refuses, before the lesson runs, output options that cannot work (an unknown --format, a
-// --dump target that exists and is not empty).
+// --dump target that exists and is not a dump attn wrote).
 void check_output(const OutputOptions& options);
 
 // Renders `report` to every requested sink. Everything that can be refused (a bad path, a

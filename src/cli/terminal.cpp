@@ -72,11 +72,15 @@ std::optional<ColorChoice> parse_color_choice(const std::string& text) {
 }
 
 report::ColorDepth color_depth(ColorChoice choice, bool stdout_tty, const char* no_color, const char* colorterm,
-                               const char* term) {
+                               const char* term, const char* clicolor_force) {
   if (choice == ColorChoice::never) return report::ColorDepth::none;
-  if (choice == ColorChoice::automatic &&
-      (!stdout_tty || set_and_not_empty(no_color) || equals_ignoring_case(term, "dumb")))
-    return report::ColorDepth::none;
+  if (choice == ColorChoice::automatic) {
+    // NO_COLOR first, as CMake and the clicolors convention order them; then CLICOLOR_FORCE
+    // (set, not empty, not "0") paints into a pipe or a dumb terminal as --color always would.
+    if (set_and_not_empty(no_color)) return report::ColorDepth::none;
+    const bool forced = set_and_not_empty(clicolor_force) && std::strcmp(clicolor_force, "0") != 0;
+    if (!forced && (!stdout_tty || equals_ignoring_case(term, "dumb"))) return report::ColorDepth::none;
+  }
   if (equals_ignoring_case(colorterm, "truecolor") || equals_ignoring_case(colorterm, "24bit"))
     return report::ColorDepth::truecolor;
   return report::ColorDepth::xterm256;
@@ -100,7 +104,8 @@ Terminal probe_terminal(ColorChoice choice) {
   winsize ws{};
   if (t.stdout_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) window = ws.ws_col;
   t.width = terminal_width(t.stdout_tty, std::getenv("COLUMNS"), window);
-  t.color = color_depth(choice, t.stdout_tty, std::getenv("NO_COLOR"), std::getenv("COLORTERM"), std::getenv("TERM"));
+  t.color = color_depth(choice, t.stdout_tty, std::getenv("NO_COLOR"), std::getenv("COLORTERM"), std::getenv("TERM"),
+                        std::getenv("CLICOLOR_FORCE"));
   return t;
 }
 

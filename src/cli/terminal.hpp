@@ -1,8 +1,9 @@
 // What attn learns about the terminal it runs in, and how it reads single keys from it.
 //
 // Colour: --color always|never decide; --color auto (the default) paints only when standard output
-// is a terminal, NO_COLOR is unset or empty (no-color.org) and TERM is not "dumb". Depth: 24-bit
-// when COLORTERM says "truecolor" or "24bit", 256 colours otherwise.
+// is a terminal, NO_COLOR is unset or empty (no-color.org) and TERM is not "dumb", or when
+// CLICOLOR_FORCE is set to anything but "" and "0" (bixense.com/clicolors), unless NO_COLOR is
+// set too. Depth: 24-bit when COLORTERM says "truecolor" or "24bit", 256 colours otherwise.
 // Width: a pipe or a file always gets 80 columns, so saved output does not depend on the window it
 // was made in; a terminal gets COLUMNS when that is a number, else the window size (TIOCGWINSZ),
 // else 80.
@@ -25,7 +26,7 @@ std::optional<ColorChoice> parse_color_choice(const std::string& text);
 
 // The decisions, from the facts (so tests need no terminal). Null pointers are unset variables.
 report::ColorDepth color_depth(ColorChoice choice, bool stdout_tty, const char* no_color,
-                               const char* colorterm, const char* term);
+                               const char* colorterm, const char* term, const char* clicolor_force = nullptr);
 std::size_t terminal_width(bool stdout_tty, const char* columns, int window_columns);
 
 struct Terminal {

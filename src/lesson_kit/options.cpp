@@ -1,4 +1,4 @@
-// LessonOptions' helpers: the shared option flags, the strict parser of a lesson's own options,
+// LessonOptions' helpers: the strict parser of a lesson's own options,
 // and check_size, the limit every lesson applies before it allocates.
 #include "lesson_kit/options.hpp"
 
@@ -17,18 +17,6 @@ std::string report_large(long double v) {
 }
 
 }  // namespace
-
-const std::vector<OptionName>& option_names() {
-  static const std::vector<OptionName> names = {
-      {kSeed, "--seed"},     {kBatch, "--batch"}, {kSeqLen, "--seq-len"},
-      {kDIn, "--d-in"},      {kDOut, "--d-out"},  {kHeads, "--heads"},
-      {kCausal, "--causal"}, {kQkvBias, "--qkv-bias"}, {kTokens, "--tokens"},
-      {kSrc, "--src"},       {kTgt, "--tgt"},     {kHidden, "--hidden"},
-      {kInput, "--input"},   {kWeights, "--weights"}, {kKvHeads, "--kv-heads"},
-      {kStates, "--states"},
-  };
-  return names;
-}
 
 void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
                 const std::string& options) {
@@ -143,19 +131,6 @@ std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const st
     start = comma + 1;
   }
   return out;
-}
-
-bool is_shared_flag(const std::string& flag) {
-  for (const auto& o : option_names())
-    if (flag == o.flag) return true;
-  // The flags of `attn lesson` outside the OptionBit mask (src/cli/main.cpp).
-  static const char* const others[] = {"--precision", "--shapes-only", "--no-causal", "--weights-layout",
-                                       "--dump",      "--format",      "--preset",    "--step",
-                                       "--color",     "--svg",         "--values",    "--help",
-                                       "--allow-nonfinite"};
-  for (const char* o : others)
-    if (flag == o) return true;
-  return false;
 }
 
 bool check_sizes(const std::vector<SizedTensor>& tensors, bool shapes_only, bool values_optional) {

@@ -107,11 +107,7 @@ std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const st
 // A range end or default as the messages and --help print it: 4096, 0.5, 1e9.
 std::string format_option_value(double v);
 
-// True for a flag `attn lesson` defines for every lesson (the OptionBit flags, --precision,
-// --no-causal, --preset, --dump, ...): a lesson's own option must not take one of these names.
-bool is_shared_flag(const std::string& flag);
-
-// Which options a lesson accepts (a learner who passes one that does nothing is told so).
+// Which shared options a lesson reads (a learner who passes one that does nothing is told so).
 enum OptionBit : unsigned {
   kSeed = 1u << 0,
   kBatch = 1u << 1,
@@ -130,12 +126,7 @@ enum OptionBit : unsigned {
   kKvHeads = 1u << 14,
   kStates = 1u << 15,
 };
-struct OptionName {
-  OptionBit bit;
-  const char* flag;
-};
-// Flag spellings, in the order `attn lesson --help` lists them.
-const std::vector<OptionName>& option_names();
+// The flag of each bit, its group and its help: lesson_kit/shared_options.hpp.
 
 // Longest --src or --tgt sentence: every stage prints one row or column per word.
 constexpr std::size_t kMaxSentence = 32;

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "lesson_kit/shared_options.hpp"
+
 namespace attn {
 namespace {
 
@@ -156,22 +158,19 @@ std::string closest_lesson(const std::string& name) {
 void check_options_apply(const LessonEntry& lesson, const std::set<std::string>& given) {
   auto refuse = [&](const std::string& typed) {
     std::string accepted;
-    for (const auto& o : option_names())
-      if (lesson.options & o.bit) accepted += std::string(o.flag) + ", ";
+    for (const auto& o : shared_options())
+      if (o.bits != 0 && applies(o, lesson.options)) accepted += std::string(o.flag) + ", ";
     for (const auto& o : lesson.extra) accepted += std::string(o.flag) + ", ";
-    accepted += "--precision, --shapes-only";
-    throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + typed, typed, "one of " + accepted,
-                     typed);
+    if (accepted.empty()) accepted = "the display and output options, ";
+    accepted.resize(accepted.size() - 2);
+    throw UsageError("lesson '" + std::string(lesson.name) + "' does not take " + typed, typed,
+                     "one of " + accepted + " (attn lesson " + lesson.name + " --help)", typed);
   };
-  for (const auto& opt : option_names()) {
-    const bool applies = lesson.options & opt.bit;
-    // --no-causal is the other spelling of --causal; name the one the learner typed.
-    const std::string typed = opt.bit == kCausal && given.count("--no-causal") ? "--no-causal" : opt.flag;
-    if (given.count(typed) != 0 && !applies) refuse(typed);
-  }
+  for (const auto& opt : shared_options())
+    if (given.count(opt.flag) != 0 && !applies(opt, lesson.options)) refuse(opt.flag);
   // Another lesson's own option (--theta given to causal).
   for (const auto& flag : given)
-    if (!is_shared_flag(flag) && flag != "--no-causal" && !lesson.find_extra(flag)) refuse(flag);
+    if (!is_shared_flag(flag) && !lesson.find_extra(flag)) refuse(flag);
 }
 
 }  // namespace attn

@@ -1,22 +1,27 @@
 // --dump DIR: every tensor a lesson shows as a float32 .npy file, plus manifest.json.
 // Everything is written into a temporary directory beside DIR and renamed to DIR at the end,
-// so a run that fails half-way leaves nothing behind.
+// so a run that fails half-way leaves nothing behind. Missing parents of DIR are created (and
+// removed again if the dump never lands); a previous dump in DIR is replaced in one atomic swap,
+// as re-running a notebook cell replaces its output.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report/stage.hpp"
 
 namespace attn::report {
 
-// Refuses a DIR that cannot become the dump (exists and is not an empty directory, or its parent
-// is missing): throws std::runtime_error with the reason. Called before anything is written.
+// Refuses a DIR that cannot become the dump (exists and is neither an empty directory nor a dump
+// attn wrote, or its nearest existing ancestor is not a writable directory): throws
+// std::runtime_error with the reason. Called before anything is written.
 void check_dump_target(const std::string& dir);
 
 // A dump written into its temporary directory beside `dir` but not yet in place, so that other
-// outputs (--svg) can be written before it appears: commit() renames it to `dir`; if commit() is
-// never called (a later step failed), the destructor removes it. Errors are std::runtime_error
-// naming `dir` and the file, never the temporary path.
+// outputs (--svg) can be written before it appears: commit() renames it to `dir` (swapping out a
+// previous dump there); if commit() is never called (a later step failed), the destructor removes
+// it and the parents it created. Errors are std::runtime_error naming `dir` and the file, never
+// the temporary path.
 class StagedDump {
  public:
   StagedDump(const Report& report, const std::string& command, const std::string& dir);
@@ -27,6 +32,7 @@ class StagedDump {
 
  private:
   std::string target_, tmp_;
+  std::vector<std::string> made_parents_;  // directories created above `dir`, outermost first
   bool committed_ = false;
 };
 

@@ -131,6 +131,20 @@ TEST_CASE("bad input: options") {
       {{"lesson", "causal", "--svg-panels", "b0"}, {"--svg-panels", "--svg"}},
       {{"lesson", "causal", "--svg", tmp / "p", "--svg-panels", "b0;h1"}, {"--svg-panels", "'b0;h1'"}},
       {{"lesson", "casual"}, {"unknown lesson 'casual'", "causal"}},
+      {{"lesson", "casual", "--help"}, {"unknown lesson 'casual'", "causal"}},
+      {{"lesson", "causal", "--seeed", "1"}, {"--seeed", "did you mean '--seed'"}},
+      {{"lesson", "causal", "--head", "2"}, {"--head", "--heads", "does not take", "attn lesson causal --help"}},
+      // The articles' names: refused with the reason where the lesson has no such size.
+      {{"lesson", "causal", "--num-heads", "2"}, {"--num-heads", "a lesson with heads"}},
+      {{"lesson", "heads", "--d-k", "2"}, {"--d-k", "--d-out and --heads"}},
+      {{"lesson", "bahdanau", "--d-model", "4"}, {"--d-model", "--d-in or --hidden"}},
+      {{"lesson", "causal", "--d-model", "4", "--d-in", "4"}, {"--d-model", "both set --d-in"}},
+      {{"lesson", "heads", "--d-model", "0"}, {"--d-model", "1..65536"}},
+      {{"lesson", "heads", "--n-heads"}, {"--n-heads needs a value"}},
+      {{"lesson", "causal", "--dropout", "0.1"}, {"--dropout", "run the command without it"}},
+      {{"lesson", "causal", "--context-length=9"}, {"--context-length", "--seq-len"}},
+      {{"completion", "zsh"}, {"completion", "bash", "'zsh'"}},
+      {{"completion"}, {"missing shell name", "bash"}},
       {{"lesson"}, {"missing lesson name"}},
       {{"list", "--names", "--presets"}, {"--names"}},
       {{"verify", "--seeds", "many"}, {"--seeds"}},
@@ -251,8 +265,8 @@ TEST_CASE("bad input: output locations are checked before the work, and a refuse
       {{"lesson", "causal", "--dump", ""}, {"--dump needs a directory"}},
       {{"lesson", "causal", "--svg", ""}, {"--svg", "an empty path"}},
       {{"lesson", "causal", "--dump", tmp / "file"}, {"--dump", "not a directory"}},
-      {{"lesson", "causal", "--dump", tmp / "full"}, {"--dump", "not empty"}},
-      {{"lesson", "causal", "--dump", tmp / "no/such/parent"}, {"--dump", "does not exist"}},
+      {{"lesson", "causal", "--dump", tmp / "full"}, {"--dump", "not a dump attn wrote"}},  // a learner's files
+      {{"lesson", "causal", "--dump", tmp / "file/under/dump"}, {"--dump", "file is not a directory"}},  // missing parents are made, not under a file
       {{"lesson", "causal", "--svg", tmp / "file/under"}, {"--svg", "not a directory"}},
       {{"lesson", "causal", "--svg", tmp / "out", "--dump", tmp / "out"}, {"--dump and --svg", "same directory"}},
       {{"lesson", "causal", "--svg", tmp / "out", "--dump", tmp / "out/inner"}, {"--dump and --svg"}},
@@ -287,7 +301,8 @@ TEST_CASE("bad input: every registered lesson refuses the shared bad options the
         {{"lesson", name, "--dump", tmp / "file"}, {"--dump"}},
         {{"lesson", name, "--svg", ""}, {"--svg"}},
         {{"lesson", name, "--step"}, {"--step"}},
-        {{"lesson", name, "--no-such-option"}, {"--no-such-option"}},
+        {{"lesson", name, "--no-such-option"}, {"--no-such-option", "attn lesson " + name + " --help"}},
+        {{"lesson", name, "--dropout", "0.1"}, {"attn has no --dropout"}},
         {{"lesson", name, "--input", tmp / "missing.npy"}, {"--input"}},
     };
     for (const auto& c : cases) refused(c, tmp.path);
@@ -310,13 +325,14 @@ TEST_CASE("bad input: an output that fails while being written leaves nothing, a
                               120);
   };
   const auto before = listing(tmp.path);
-  // 1 KiB: the dump's manifest (7 KB) cannot be written; the pictures were not started.
-  const auto dump = run_limited(1, "--dump '" + (tmp / "dump") + "' --svg '" + (tmp / "pics") + "'");
+  // 1 KiB: the dump's manifest (7 KB) cannot be written; the pictures were not started. The dump's
+  // missing parent out/ was made for it, and goes with it.
+  const auto dump = run_limited(1, "--dump '" + (tmp / "out/dump") + "' --svg '" + (tmp / "pics") + "'");
   CAPTURE(dump.err);
   CHECK(dump.status == 2);
   CHECK(dump.out.empty());
   CHECK(count_lines(dump.err) == 1);
-  CHECK(dump.err.rfind("attn: error: cannot dump to --dump " + (tmp / "dump") + ": could not write ", 0) == 0);
+  CHECK(dump.err.rfind("attn: error: cannot dump to --dump " + (tmp / "out/dump") + ": could not write ", 0) == 0);
   CHECK(dump.err.find(".tmp") == std::string::npos);
   CHECK(listing(tmp.path) == before);
   // 8 KiB: the dump is staged whole, then a picture (10 KB) fails: the staged dump, the pictures

@@ -2,7 +2,11 @@
 // status. Bad input must give exactly one line on stderr, nothing on stdout and status 2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "process.hpp"
@@ -122,8 +126,9 @@ TEST_CASE("a lesson's own option: strict, ranged, refused by the lessons that do
       {{"lesson", "scaling", "--samples", "1e3"}, "attn: error: --samples expects a whole number (--samples: 16..65536 vs '1e3')\n"},
       {{"lesson", "scaling", "--samples"}, "attn: error: --samples needs a value (--samples: a value vs nothing)\n"},
       {{"lesson", "causal", "--samples", "64"},
-       "attn: error: lesson 'causal' does not take --samples (--samples: one of --seed, --batch, --seq-len, --d-in, "
-       "--d-out, --tokens, --input, --weights, --precision, --shapes-only vs --samples)\n"},
+       "attn: error: lesson 'causal' does not take --samples (--samples: one of --batch, --seq-len, --d-in, --d-out, "
+       "--seed, --tokens, --input, --weights, --weights-layout, --allow-nonfinite (attn lesson causal --help) vs "
+       "--samples)\n"},
   };
   for (const auto& [args, message] : bad) {
     CAPTURE(args.back());
@@ -410,4 +415,433 @@ TEST_CASE("attn verify: options are checked like the lessons'") {
   CHECK(one.out.find("attn lesson causal --seed 2: [") != std::string::npos);
   CHECK(one.out.find("attn lesson heads") == std::string::npos);
   CHECK(one.out.find(" passed, 0 failed\n") != std::string::npos);
+}
+
+TEST_CASE("the articles' names for the sizes run the same lesson as attn's own options") {
+  // docs/names.md: what --d-model, --num-heads/--n-heads and --d-k/--d-key/--head-dim mean in
+  // each lesson. Each pair must print the same bytes.
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> same = {
+      {{"heads", "--d-model", "8"}, {"heads", "--d-in", "8", "--d-out", "8"}},  // the issue's command
+      {{"heads", "--d-model", "8", "--n-heads", "4", "--batch", "3"}, {"heads", "--d-in", "8", "--d-out", "8", "--heads", "4", "--batch", "3"}},
+      {{"heads", "--num-heads", "1"}, {"heads", "--heads", "1"}},
+      {{"causal", "--d-model", "5", "--d-k", "3"}, {"causal", "--d-in", "5", "--d-out", "3"}},
+      {{"self-attention", "--head-dim", "4"}, {"self-attention", "--d-out", "4"}},
+      {{"self-attention", "--d-key", "4"}, {"self-attention", "--d-out", "4"}},
+      {{"gqa", "--d-model", "16", "--num-heads", "8"}, {"gqa", "--d-in", "16", "--heads", "8"}},
+      {{"padding", "--d-model", "6"}, {"padding", "--d-in", "6"}},
+      {{"padding", "--d-k", "6"}, {"padding", "--d-in", "6"}},
+      {{"rope", "--head-dim", "4"}, {"rope", "--d-k", "4"}},  // rope declares --d-k itself
+      {{"rope", "--n-heads", "2"}, {"rope", "--heads", "2"}},
+      {{"flash", "--d-k", "8"}, {"flash", "--head-dim", "8"}},  // and flash --head-dim
+      {{"kv-cache", "--d-model", "16", "--num-heads", "4"}, {"kv-cache", "--d-in", "16", "--heads", "4"}},
+  };
+  for (const auto& [article, own] : same) {
+    std::string line;
+    for (const auto& a : article) line += a + " ";
+    CAPTURE(line);
+    std::vector<std::string> a = {"lesson"}, b = {"lesson"};
+    a.insert(a.end(), article.begin(), article.end());
+    b.insert(b.end(), own.begin(), own.end());
+    const auto ra = attn_run(a), rb = attn_run(b);
+    CHECK(ra.status == 0);
+    CHECK(ra.err.empty());
+    CHECK(rb.status == 0);
+    CHECK(ra.out == rb.out);
+  }
+  const auto help = attn_run({"lesson", "--help"});
+  CHECK(help.out.find("--d-model INT") != std::string::npos);
+  CHECK(help.out.find("--num-heads INT") != std::string::npos);
+  CHECK(help.out.find("--n-heads INT") != std::string::npos);
+}
+
+TEST_CASE("the articles' names where a lesson has no such size: one line with the reason, status 2") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"causal", "--num-heads", "2"},
+       "lesson 'causal' has no head count: --num-heads is the articles' name for --heads, which only the multi-head "
+       "lessons take (--num-heads: a lesson with heads (heads, "},
+      {{"heads", "--d-k", "2"},
+       "lesson 'heads' computes the head width itself, d_k = --d-out / --heads: for d_k 2, give --d-out = 2 x the "
+       "number of heads (--d-k: --d-out and --heads vs --d-k 2)"},
+      {{"gqa", "--head-dim", "2"}, "d_k = --d-in / --heads"},
+      {{"bottleneck", "--d-model", "4"},
+       "lesson 'bottleneck' has no d_model: its widths are --d-in (the word embeddings) and --hidden (the RNN's "
+       "state) (--d-model: --d-in or --hidden vs --d-model 4)"},
+      {{"scaling", "--d-model", "4"}, "lesson 'scaling' has no model width"},
+      {{"scaling", "--d-key", "4"}, "lesson 'scaling' has no option for the key width"},
+      {{"flash", "--num-heads", "2"}, "lesson 'flash' has no head count"},
+      {{"kv-cache", "--head-dim", "4"}, "d_k = --d-in / --heads"},
+      {{"causal", "--d-model", "4", "--d-in", "4"},
+       "--d-in and --d-model both set --d-in in lesson 'causal' (--d-model: one of them vs both)"},
+      {{"heads", "--d-model", "8", "--d-out", "8"}, "--d-out and --d-model both set --d-out in lesson 'heads'"},
+      {{"heads", "--num-heads", "2", "--n-heads", "2"}, "--num-heads and --n-heads both set --heads"},
+      {{"rope", "--d-k", "4", "--head-dim", "4"}, "--d-k and --head-dim both set --d-k in lesson 'rope'"},
+      {{"heads", "--d-model", "0"}, "--d-model is out of range (--d-model: 1..65536 vs 0)"},
+      {{"rope", "--head-dim", "1"}, "--head-dim is out of range (--head-dim: 2..512 vs 1)"},  // rope's range, the typed name
+  };
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> full = {"lesson"};
+    full.insert(full.end(), args.begin(), args.end());
+    CAPTURE(message);
+    const auto r = attn_run(full);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.rfind("attn: error: ", 0) == 0);
+    CHECK(r.err.find(message) != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown option: the nearest known one, or why attn lacks it") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"lesson", "heads", "--seeed", "1"}, "attn: error: unknown option '--seeed' (did you mean '--seed'?)\n"},
+      {{"lesson", "heads", "--d_model", "8"}, "attn: error: unknown option '--d_model' (did you mean '--d-model'?)\n"},
+      {{"lesson", "heads", "--nheads", "2"}, "attn: error: unknown option '--nheads' (did you mean '--heads'?)\n"},
+      {{"lesson", "heads", "--frobnicate"}, "attn: error: unknown option '--frobnicate' (see attn lesson heads --help)\n"},
+      // The nearest among the lesson's own options, not among every lesson's: causal has no --heads.
+      {{"lesson", "causal", "--seq_len", "4"}, "attn: error: unknown option '--seq_len' (did you mean '--seq-len'?)\n"},
+      {{"lesson", "causal", "--head", "2"},
+       "attn: error: unknown option '--head' (nearest: --heads, which this lesson does not take; see attn lesson "
+       "causal --help)\n"},
+      {{"lesson", "rope", "--theat", "3"}, "attn: error: unknown option '--theat' (did you mean '--theta'?)\n"},
+      // An unknown lesson is named first, whatever follows it.
+      {{"lesson", "casual", "--seeed", "1"}, "attn: error: unknown lesson 'casual' (did you mean 'causal'?)\n"},
+      {{"verify", "--seed", "3"}, "attn: error: unknown option '--seed' (did you mean '--seeds'?)\n"},
+      {{"list", "--name"}, "attn: error: unknown option '--name' (did you mean '--names'?)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(message);
+    const auto r = attn_run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == message);
+  }
+  // The articles' options attn leaves out on purpose say why, with or without '='.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"lesson", "heads", "--dropout", "0.1"},
+                                               std::vector<std::string>{"lesson", "causal", "--dropout=0.1"}}) {
+    const auto r = attn_run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.rfind("attn: error: attn has no --dropout: it runs attention as a model does at inference", 0) == 0);
+    CHECK(r.err.find("run the command without it") != std::string::npos);  // what to do
+  }
+  const auto context = attn_run({"lesson", "causal", "--context-length", "1024"});
+  CHECK(context.status == 2);
+  CHECK(context.err.rfind("attn: error: attn has no --context-length: ", 0) == 0);
+  CHECK(context.err.find("set the number of tokens with --seq-len") != std::string::npos);
+  // A stray word is still CLI11's complaint, reworded.
+  CHECK(attn_run({"lesson", "causal", "extra"}).err ==
+        "attn: error: unexpected argument 'extra' (see attn --help and attn lesson --help)\n");
+}
+
+namespace {
+
+// The shapes a comment claims, as "x(3,6,8)" or "(3,4,6,2)": a tuple of two or more whole numbers
+// after a space, with the word just before it when there is one. Lowercase and without spaces, to
+// compare with the output written the same way (the articles write X, attn prints x).
+std::vector<std::string> claimed_shapes(const std::string& comment) {
+  std::vector<std::string> claims;
+  static const std::regex tuple(R"(\((\d+(, ?\d+)+,?)\))");
+  for (auto it = std::sregex_iterator(comment.begin(), comment.end(), tuple); it != std::sregex_iterator(); ++it) {
+    const auto at = static_cast<std::size_t>(it->position());
+    if (at > 0 && comment[at - 1] != ' ') continue;  // transpose(1, 2) is code, not a shape
+    std::string claim = it->str();
+    std::size_t word = at > 0 ? at - 1 : 0;  // the word before " (...)", if any
+    while (word > 0 && (std::isalnum(static_cast<unsigned char>(comment[word - 1])) || comment[word - 1] == '_')) --word;
+    if (at > 1 && word < at - 1 && (word == 0 || comment[word - 1] == ' ')) claim = comment.substr(word, at - 1 - word) + claim;
+    std::string squeezed;
+    for (char c : claim)
+      if (c != ' ') squeezed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    claims.push_back(squeezed);
+  }
+  return claims;
+}
+
+}  // namespace
+
+TEST_CASE("every command in README.md and docs/ whose comment names a shape shows that shape") {
+  std::vector<std::string> pages = {std::string(ATTN_SOURCE_DIR) + "/README.md"};
+  for (const auto& e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/docs"))
+    if (e.path().extension() == ".md") pages.push_back(e.path().string());
+  std::size_t checked = 0;
+  for (const auto& page : pages) {
+    std::vector<std::string> lines;
+    std::istringstream in(read_file(page));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::string text = lines[i].substr(std::min(lines[i].find_first_not_of(' '), lines[i].size()));
+      std::string rest;
+      if (text.rfind("attn lesson ", 0) == 0) rest = text.substr(5);
+      else if (text.rfind("./build/attn lesson ", 0) == 0) rest = text.substr(13);
+      else continue;
+      const auto hash = rest.find(" # ");
+      std::string command = rest.substr(0, hash), comment = hash == std::string::npos ? "" : rest.substr(hash + 3);
+      // A comment may go on in the lines below, indented to the same column.
+      for (std::size_t j = i + 1; j < lines.size() && lines[j].find_first_not_of(' ') != std::string::npos &&
+                                  lines[j][lines[j].find_first_not_of(' ')] == '#' && lines[j][0] == ' ';
+           ++j)
+        comment += " " + lines[j].substr(lines[j].find('#') + 1);
+      const auto claims = claimed_shapes(comment);
+      if (claims.empty()) continue;
+      REQUIRE_MESSAGE(command.find_first_of("|>") == std::string::npos, page, ": ", command);
+      if (command.find("--shapes-only") == std::string::npos) command += " --shapes-only";
+      CAPTURE(page);
+      CAPTURE(command);
+      const auto r = run_shell("'" + kAttn + "' " + command);
+      REQUIRE(r.status == 0);
+      std::string shown;
+      for (char c : r.out)
+        if (c != ' ') shown += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (const auto& claim : claims) CHECK_MESSAGE(shown.find(claim) != std::string::npos, "claimed: ", claim);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 8);  // README's Phillips line, heads.md's article lines, bahdanau, luong, self-attention
+}
+
+TEST_CASE("CLICOLOR_FORCE colours the heatmaps in a pipe, and NO_COLOR and --color never still win") {
+  const std::string attn = "'" + kAttn + "' lesson causal";
+  const std::string clean = "env -u NO_COLOR -u CLICOLOR_FORCE -u COLORTERM TERM=xterm ";
+  const auto plain = run_shell(clean + attn);
+  CHECK(plain.status == 0);
+  CHECK(plain.out.find("\x1b[") == std::string::npos);  // a pipe: no colour by default
+  const auto forced = run_shell(clean + "CLICOLOR_FORCE=1 " + attn);
+  CHECK(forced.status == 0);
+  CHECK(forced.out.find("\x1b[48;5;") != std::string::npos);  // 256-colour cells, into a pipe
+  CHECK(run_shell(clean + "CLICOLOR_FORCE=0 " + attn).out.find("\x1b[") == std::string::npos);
+  CHECK(run_shell(clean + "CLICOLOR_FORCE=1 NO_COLOR=1 " + attn).out.find("\x1b[") == std::string::npos);
+  CHECK(run_shell(clean + "CLICOLOR_FORCE=1 " + attn + " --color never").out.find("\x1b[") == std::string::npos);
+}
+
+namespace {
+
+// The options a help text lists: every line that starts, after spaces, with "--name".
+std::vector<std::string> listed_flags(const std::string& help) {
+  std::vector<std::string> flags;
+  std::istringstream in(help);
+  static const std::regex option(R"(^ +(--[a-z][a-z0-9-]*))");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_search(line, m, option)) flags.push_back(m[1]);
+  return flags;
+}
+
+// The section of a help text under `heading` (a line "heading:"), up to the next blank line.
+std::string section(const std::string& help, const std::string& heading) {
+  const auto at = help.find("\n" + heading + ":\n");
+  if (at == std::string::npos) return "";
+  const auto start = at + heading.size() + 3;
+  return help.substr(start, help.find("\n\n", start) - start);
+}
+
+bool has(const std::vector<std::string>& words, const std::string& w) {
+  return std::find(words.begin(), words.end(), w) != words.end();
+}
+
+}  // namespace
+
+TEST_CASE("attn lesson NAME --help: the lesson's own options apart from the shared ones, and only what it takes") {
+  const auto general = attn_run({"lesson", "--help"});
+  REQUIRE(general.status == 0);
+  const auto every = listed_flags(general.out);
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    const auto r = attn_run({"lesson", name, "--help"});
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.rfind("attn lesson " + name + ": ", 0) == 0);
+    CHECK(r.out.find("Page: docs/" + name + ".md") != std::string::npos);
+    // Nothing invented: every option shown is one `attn lesson` has.
+    for (const auto& f : listed_flags(r.out)) CHECK_MESSAGE(has(every, f), f);
+  }
+  // Each group holds what this lesson reads, and nothing another lesson reads instead.
+  const auto causal = attn_run({"lesson", "causal", "--help"}).out;
+  CHECK(causal.find("Options of this lesson: none") != std::string::npos);
+  CHECK(has(listed_flags(section(causal, "Sizes and model")), "--d-in"));
+  CHECK(has(listed_flags(section(causal, "Inputs")), "--tokens"));
+  CHECK(has(listed_flags(section(causal, "Outputs")), "--dump"));
+  CHECK(has(listed_flags(section(causal, "Display")), "--precision"));
+  for (const char* other : {"--heads", "--causal", "--no-causal", "--kv-heads", "--theta", "--samples", "--src", "--num-heads"})
+    CHECK_MESSAGE(!has(listed_flags(causal), other), other);
+  CHECK(section(causal, "The articles' names here (docs/names.md)").find("--d-model INT") != std::string::npos);
+
+  const auto heads = attn_run({"lesson", "heads", "--help"}).out;
+  for (const char* own : {"--heads", "--causal", "--no-causal", "--kv-heads", "--qkv-bias"})
+    CHECK_MESSAGE(has(listed_flags(section(heads, "Sizes and model")), own), own);
+  CHECK(section(heads, "The articles' names here (docs/names.md)").find("--d-model INT") != std::string::npos);
+  CHECK(section(heads, "The articles' names here (docs/names.md)").find("the same as --d-in and --d-out") != std::string::npos);
+  CHECK(heads.find("Presets: raschka, phillips, rakesh, llama") != std::string::npos);
+
+  // Own options with their range and default, grouped apart; the other spellings of rope's --d-k
+  // among the articles' names.
+  const auto rope = attn_run({"lesson", "rope", "--help"}).out;
+  const auto rope_own = section(rope, "Options of this lesson");
+  CHECK(listed_flags(rope_own) == std::vector<std::string>{"--theta", "--d-k", "--shift"});
+  CHECK(std::regex_search(rope_own, std::regex(R"(2\.\.1e9,\s+default 10000)")));
+  CHECK(section(rope, "The articles' names here (docs/names.md)").find("--head-dim INT") != std::string::npos);
+  CHECK(!has(listed_flags(section(rope, "Sizes and model")), "--d-in"));
+  CHECK(listed_flags(section(attn_run({"lesson", "scaling", "--help"}).out, "Options of this lesson")) ==
+        std::vector<std::string>{"--samples"});
+
+  // `attn lesson --help` keeps every option, in the same groups.
+  for (const char* group : {"Sizes and model", "Inputs", "Outputs", "Display"})
+    CHECK_MESSAGE(general.out.find(std::string("\n") + group + ":\n") != std::string::npos, group);
+  CHECK(general.out.find("Mask the future (heads, flash)") != std::string::npos);  // who reads it, from the registry
+
+  // An unknown lesson: one line, status 2, as without --help.
+  const auto bad = attn_run({"lesson", "casual", "--help"});
+  CHECK(bad.status == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "attn: error: unknown lesson 'casual' (did you mean 'causal'?)\n");
+}
+
+namespace {
+
+// What the completion script offers for a command line typed up to the cursor (`words`, the last
+// one being the word under the cursor), sorted; run in `dir`.
+std::vector<std::string> complete(const std::string& script, const std::vector<std::string>& words,
+                                  const std::string& dir = ".") {
+  std::string line = "cd '" + dir + "' && source '" + script + "' && COMP_WORDS=(";
+  for (const auto& w : words) line += " '" + w + "'";
+  line += " ) && COMP_CWORD=" + std::to_string(words.size() - 1) + " && { _attn; printf '%s\\n' \"${COMPREPLY[@]}\"; }";
+  const auto r = run({"/bin/bash", "-c", line});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::vector<std::string> offered;
+  std::istringstream in(r.out);
+  for (std::string w; std::getline(in, w);)
+    if (!w.empty()) offered.push_back(w);
+  std::sort(offered.begin(), offered.end());
+  return offered;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("attn completion bash: a script bash runs, offering every command, lesson, option, preset and exercise") {
+  const auto printed = attn_run({"completion", "bash"});
+  REQUIRE(printed.status == 0);
+  CHECK(printed.err.empty());
+  const std::string dir = std::string(ATTN_TEST_TMP) + "/completion";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/outdir");
+  std::ofstream(dir + "/notes.txt") << "x";
+  const std::string script = dir + "/attn.bash";
+  std::ofstream(script) << printed.out;
+  CHECK(run({"/bin/bash", "-n", script}).status == 0);
+  CHECK(run({"/bin/bash", "-c", "source '" + script + "' && complete -p attn"}).out.find("-F _attn") != std::string::npos);
+
+  // The commands, as `attn --help` lists them.
+  const auto top = complete(script, {"attn", ""});
+  for (const char* c : {"list", "lesson", "exercises", "check", "hint", "verify", "completion"}) {
+    CHECK_MESSAGE(has(top, c), c);
+    CHECK_MESSAGE(attn_run({"--help"}).out.find(std::string("  ") + c + " ") != std::string::npos, c);
+  }
+  // Every lesson, and for each exactly the options its --help lists.
+  CHECK(complete(script, {"attn", "lesson", ""}) == sorted(lesson_names()));
+  CHECK(complete(script, {"attn", "lesson", "ca"}) == std::vector<std::string>{"causal"});
+  std::vector<std::string> offered_somewhere;
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    auto expected = listed_flags(attn_run({"lesson", name, "--help"}).out);
+    expected.push_back("--help");
+    const auto offered = complete(script, {"attn", "lesson", name, "--"});
+    CHECK(offered == sorted(expected));
+    offered_somewhere.insert(offered_somewhere.end(), offered.begin(), offered.end());
+  }
+  // Every option of `attn lesson --help` is offered for some lesson, and all of them before a name.
+  const auto every = listed_flags(attn_run({"lesson", "--help"}).out);
+  const auto before_name = complete(script, {"attn", "lesson", "--"});
+  for (const auto& f : every) {
+    CHECK_MESSAGE(has(offered_somewhere, f), f);
+    CHECK_MESSAGE(has(before_name, f), f);
+  }
+  // The lesson is found past an option's value, and an option's value completes by its kind.
+  CHECK(complete(script, {"attn", "lesson", "--seed", "3", "heads", "--n-"}) == std::vector<std::string>{"--n-heads"});
+  CHECK(complete(script, {"attn", "lesson", "causal", "--n-"}).empty());
+  CHECK(complete(script, {"attn", "lesson", "heads", "--preset", ""}) ==
+        sorted({"raschka", "phillips", "rakesh", "llama"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--preset", ""}) == sorted({"raschka", "evolution"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--format", ""}) == sorted({"text", "json"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--color", "a"}) == sorted({"auto", "always"}));
+  CHECK(complete(script, {"attn", "lesson", "causal", "--seed", ""}).empty());
+  CHECK(complete(script, {"attn", "lesson", "causal", "--dump", ""}, dir) == std::vector<std::string>{"outdir"});
+  CHECK(has(complete(script, {"attn", "lesson", "causal", "--input", ""}, dir), "notes.txt"));
+  CHECK(complete(script, {"attn", "verify", "--lesson", "lea"}) == std::vector<std::string>{"learn-heads"});
+  CHECK(complete(script, {"attn", "verify", "--"}) == sorted({"--help", "--seeds", "--lesson", "--list"}));
+  CHECK(complete(script, {"attn", "list", "--"}) == sorted({"--help", "--presets", "--names"}));
+  // The exercises, as lessons/exercises/exercises.txt (the one table) names them.
+  std::vector<std::string> exercises;
+  std::istringstream table(read_file(std::string(ATTN_SOURCE_DIR) + "/lessons/exercises/exercises.txt"));
+  for (std::string line; std::getline(table, line);)
+    if (!line.empty() && line[0] != '#') exercises.push_back(line.substr(0, line.find(' ')));
+  REQUIRE(exercises.size() >= 10);
+  CHECK(complete(script, {"attn", "check", ""}) == sorted(exercises));
+  CHECK(complete(script, {"attn", "hint", ""}) == sorted(exercises));
+  CHECK(complete(script, {"attn", "check", "causal-mask", "--t"}) == std::vector<std::string>{"--time-limit"});
+  CHECK(complete(script, {"attn", "completion", ""}) == std::vector<std::string>{"bash"});
+
+  const auto zsh = attn_run({"completion", "zsh"});
+  CHECK(zsh.status == 2);
+  CHECK(zsh.out.empty());
+  CHECK(zsh.err == "attn: error: attn completion has no script for 'zsh' (completion: bash vs 'zsh')\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("every command of the README's 'Using it' block runs, with exit status 0") {
+  // From a fresh directory, as a learner pastes them: ./build/attn is this attn. Two lines are run
+  // by other tests instead: --step needs a terminal (test_pictures drives it on a pseudo-terminal),
+  // and `attn verify` is the CTest test verify/all-lessons-50-seeds.
+  const std::string readme = read_file(std::string(ATTN_SOURCE_DIR) + "/README.md");
+  const auto start = readme.find("## Using it\n\n```sh\n");
+  REQUIRE(start != std::string::npos);
+  const auto body = readme.find('\n', readme.find("```sh", start)) + 1;
+  std::istringstream block(readme.substr(body, readme.find("```", body) - body));
+  const std::string dir = std::string(ATTN_TEST_TMP) + "/readme";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    // x.npy for `--input x.npy`: a float32 (6, 3) matrix.
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (6, 3), }";
+    h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+    h += '\n';
+    std::ofstream npy(dir + "/x.npy", std::ios::binary);
+    npy << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(h.size()) << '\0' << h;
+    for (int i = 0; i < 18; ++i) {
+      const float v = 0.05f * static_cast<float>(i);
+      npy.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+  std::size_t ran = 0;
+  std::vector<std::string> elsewhere;
+  for (std::string line; std::getline(block, line);) {
+    REQUIRE(line.find("./build/attn ") != std::string::npos);
+    std::string command = line.substr(0, line.find(" # "));
+    while (!command.empty() && command.back() == ' ') command.pop_back();
+    if (command.find("--step") != std::string::npos || command == "./build/attn verify") {
+      elsewhere.push_back(command);
+      continue;
+    }
+    CAPTURE(command);
+    const std::string typed = "./build/attn";
+    for (auto at = command.find(typed); at != std::string::npos; at = command.find(typed, at + kAttn.size() + 2))
+      command.replace(at, typed.size(), "'" + kAttn + "'");
+    // A pipe into a tool that is not installed (jq) runs attn alone.
+    const auto bar = command.find(" | ");
+    if (bar != std::string::npos) {
+      const std::string tool = command.substr(bar + 3, command.find(' ', bar + 3) - bar - 3);
+      if (run_shell("command -v " + tool).status != 0) command.resize(bar);
+    }
+    const auto r = run({"/bin/bash", "-c", "set -o pipefail; cd '" + dir + "' && " + command + " > /dev/null"}, 300);
+    CAPTURE(r.err);
+    CHECK(r.status == 0);
+    ++ran;
+  }
+  CHECK(elsewhere == std::vector<std::string>{"./build/attn lesson causal --step", "./build/attn verify"});
+  CHECK(ran >= 25);
+  CHECK(std::filesystem::exists(dir + "/out/causal/manifest.json"));  // --dump made out/ itself
+  std::filesystem::remove_all(dir);
 }

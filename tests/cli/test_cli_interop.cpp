@@ -16,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using attn::testing::run;
+using attn::testing::run_shell;
 
 namespace {
 
@@ -139,20 +140,61 @@ TEST_CASE("--dump refuses a target it would overwrite, and leaves nothing behind
   const auto busy = attn_run({"lesson", "causal", "--dump", tmp.path.string()});
   CHECK(busy.status == 2);
   CHECK(busy.out.empty());
-  CHECK(busy.err.find("exists and is not empty") != std::string::npos);
+  CHECK(busy.err.find("exists and is not a dump attn wrote") != std::string::npos);
   CHECK(read_file(tmp.path / "keep.txt") == "mine");
 
-  const auto orphan = attn_run({"lesson", "causal", "--dump", (tmp.path / "no" / "such" / "dir").string()});
-  CHECK(orphan.status == 2);
-  CHECK(orphan.err.find("does not exist") != std::string::npos);
+  const auto under_file = attn_run({"lesson", "causal", "--dump", (tmp.path / "keep.txt" / "sub" / "dir").string()});
+  CHECK(under_file.status == 2);
+  CHECK(under_file.err.find("keep.txt is not a directory") != std::string::npos);
 
-  // A bad option after --dump: the lesson is refused before anything is written.
-  const auto refused = attn_run({"lesson", "heads", "--heads", "3", "--dump", (tmp.path / "d").string()});
+  // A bad option after --dump: the lesson is refused before anything is written, and the
+  // missing parent new/ is not created either.
+  const auto refused = attn_run({"lesson", "heads", "--heads", "3", "--dump", (tmp.path / "new" / "d").string()});
   CHECK(refused.status == 2);
-  CHECK_FALSE(fs::exists(tmp.path / "d"));
+  CHECK_FALSE(fs::exists(tmp.path / "new"));
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path)) ++entries;
   CHECK(entries == 1);  // keep.txt only: no temporary directory left over
+}
+
+TEST_CASE("--dump out/causal in a fresh directory creates out/, and running it again replaces the dump") {
+  // Exactly as README.md and docs/interop.md write it, from a directory without out/.
+  TempDir tmp;
+  const std::string in_tmp = "cd '" + tmp.path.string() + "' && '" + kAttn + "' lesson ";
+  const auto first = run_shell(in_tmp + "heads --dump out/causal");
+  CAPTURE(first.err);
+  REQUIRE(first.status == 0);
+  REQUIRE(fs::exists(tmp.path / "out" / "causal" / "manifest.json"));
+  CHECK(fs::exists(tmp.path / "out" / "causal" / "s14_q_wrong.npy"));  // a file only heads writes
+
+  // A re-run, as a notebook cell is re-run: the new dump replaces the old one whole, so no file
+  // of the heads dump survives beside the causal one, and nothing else is left in out/.
+  const auto again = run_shell(in_tmp + "causal --seed 1 --dump out/causal");
+  CAPTURE(again.err);
+  REQUIRE(again.status == 0);
+  const std::string manifest = read_file(tmp.path / "out" / "causal" / "manifest.json");
+  CHECK(manifest.find("\"command\": \"attn lesson causal --seed 1 --dump out/causal\"") != std::string::npos);
+  const auto listed = manifest_files(manifest);
+  std::size_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path / "out" / "causal")) {
+    CAPTURE(e.path().filename().string());
+    if (e.path().filename() == "manifest.json") continue;
+    ++on_disk;
+    CHECK(std::find(listed.begin(), listed.end(), e.path().filename().string()) != listed.end());
+  }
+  CHECK(on_disk == listed.size());
+  std::size_t beside = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path / "out")) ++beside;
+  CHECK(beside == 1);  // causal only: no staging or previous dump left over
+
+  // A dump directory the learner added a file to is no longer attn's to replace.
+  write_file(tmp.path / "out" / "causal" / "notes.txt", "mine");
+  const auto kept = run_shell(in_tmp + "causal --dump out/causal");
+  CHECK(kept.status == 2);
+  CHECK(kept.out.empty());
+  CHECK(kept.err.find("exists and is not a dump attn wrote") != std::string::npos);
+  CHECK(read_file(tmp.path / "out" / "causal" / "notes.txt") == "mine");
+  CHECK(read_file(tmp.path / "out" / "causal" / "manifest.json") == manifest);
 }
 
 TEST_CASE("--input: .npy and text files set the sizes, broken files are refused in one line") {

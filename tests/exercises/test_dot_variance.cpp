@@ -31,6 +31,16 @@ TEST_CASE("only matching rows are multiplied: dots [3, -1, 0]") {
   CHECK(near(dot_variance(q, k), 78.0 / 27.0, 1e-6));
 }
 
+TEST_CASE("the sums are kept in double: a float sum rounds 1e8 + 3 to 1e8 and loses the dot product") {
+  // Each row holds +1e8 and -1e8 around a small entry, so q . k is that entry exactly (k is all
+  // ones). Floats near 1e8 are 8 apart: summed in float, 1e8 + 3 is already 1e8, every dot product
+  // comes out 0 and so does the variance. In double the sum is exact: dots 1, 2, 3, 4.
+  const Mat q = {{1e8f, 1, -1e8f}, {1e8f, 2, -1e8f}, {1e8f, 3, -1e8f}, {1e8f, 4, -1e8f}};  // (4, 3)
+  const Mat k = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};                           // (4, 3)
+  // mean 2.5; squares 2.25 + 0.25 + 0.25 + 2.25 = 5, divided by 4
+  CHECK(near(dot_variance(q, k), 1.25, 1e-12));
+}
+
 TEST_CASE("attn lesson scaling, stage 2: Var(q.k) grows like d_k, Var(q.k / sqrt(d_k)) stays near 1") {
   // The lesson's draws, in its order: torch.manual_seed(0), then for each d_k
   // q = torch.randn(4096, d_k); k = torch.randn(4096, d_k).

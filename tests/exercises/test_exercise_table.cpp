@@ -3,6 +3,7 @@
 // exercises; and CMake, which reads the same table, made a program for every row.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -60,6 +61,25 @@ TEST_CASE("every row has its learner file (with // TODO), its solution (without)
     CHECK(solution.find("TODO") == std::string::npos);
     CHECK(e.hint.size() >= 40);  // a sentence or more, not a placeholder
     CHECK(!e.writes.empty());
+  }
+}
+
+TEST_CASE("every exercise has a shipped copy for attn reset, opening with its PyTorch -> xtensor cheat sheet") {
+  for (const Exercise& e : table()) {
+    CAPTURE(e.name);
+    REQUIRE(fs::exists(paths().shipped(e)));
+    const std::string shipped = read(paths().shipped(e));
+    CHECK(shipped.find("// TODO") != std::string::npos);
+    // The cheat sheet comes right after the first line, before the story of the exercise.
+    const auto sheet = shipped.find("// PyTorch -> xtensor 0.24, for this exercise:\n//   ");
+    CHECK(sheet != std::string::npos);
+    CHECK(sheet < shipped.find("Contract"));
+    // The copy is the file as shipped: when git says the learner has not edited the learner file,
+    // the two are the same bytes (a stub changed in one place only would make attn reset restore
+    // an old one). Without git, or with the file edited, there is nothing to compare.
+    const std::string diff = "git -C '" + paths().source_dir + "' diff --quiet HEAD -- '" + paths().learner(e) +
+                             "' >/dev/null 2>&1";
+    if (std::system(diff.c_str()) == 0) CHECK(read(paths().learner(e)) == shipped);
   }
 }
 

@@ -3,7 +3,11 @@
 // not see) and the one-line errors for a missing build tree.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,9 +17,11 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/compile_hints.hpp"
 #include "cli/exercises.hpp"
 #include "lesson_kit/options.hpp"
 #include "process.hpp"
+#include "pty.hpp"
 
 namespace fs = std::filesystem;
 using attn::cli::Exercise;
@@ -469,4 +475,410 @@ TEST_CASE("attn check | head: a reader that leaves ends the check quietly and st
   CHECK(c.status == 0);
   CHECK(c.err.empty());
   CHECK(c.seconds < 20);
+}
+
+// ---- attn reset, "Next:", the solution's path ---------------------------------------------
+//
+// A scratch layout of three exercises (a, b, c) built for real by a stand-in cmake that compiles
+// the learner file alone: `int main() { return 0; }` passes, `return 1` fails.
+
+namespace {
+
+const std::string kPass = "int main() { return 0; }\n";
+const std::string kFail = "int main() { return 1; }  // TODO\n";
+
+struct Course {
+  fs::path root;
+  ExercisePaths paths;
+  std::vector<Exercise> all;
+
+  Course() {
+    static int made = 0;
+    root = fs::temp_directory_path() / ("attn-course-" + std::to_string(getpid()) + "-" + std::to_string(++made));
+    fs::remove_all(root);
+    for (const char* dir : {"src/lessons/exercises/shipped", "src/lessons/exercises/solutions", "src/tests/exercises",
+                            "build", "bin"})
+      fs::create_directories(root / dir);
+    std::ofstream(root / "build/CMakeCache.txt") << "# a stand-in: attn check only looks for it\n";
+    paths.source_dir = (root / "src").string();
+    paths.build_dir = (root / "build").string();
+    paths.bin_dir = (root / "bin").string();
+    paths.cmake = (root / "fake-cmake").string();
+    std::ofstream(paths.table()) << "a | causal | a.cpp | w | the hint of a\n"
+                                 << "b | causal | b.cpp | w | the hint of b\n"
+                                 << "c | causal | c.cpp | w | the hint of c\n";
+    all = attn::cli::load_exercises(paths);
+    for (const Exercise& e : all) {
+      write(paths.learner(e), kFail);
+      write(paths.shipped(e), kFail);
+      write(paths.solution(e), kPass);
+      write(paths.test(e), "// tests\n");
+    }
+    // `<cmake> --build <build> --target exercise_<stem>`: $4 is the target.
+    std::ofstream(paths.cmake) << "#!/bin/sh\nstem=${4#exercise_}\nexec c++ -o '" << paths.bin_dir
+                               << "'/exercise_$stem '" << paths.source_dir << "'/lessons/exercises/$stem.cpp\n";
+    fs::permissions(paths.cmake, fs::perms::owner_all);
+  }
+  ~Course() { fs::remove_all(root); }
+  const Exercise& get(const std::string& name) const { return *attn::cli::find_exercise(all, name); }
+  static void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+  std::string read(const std::string& path) const {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  Checked check(const std::string& name) const {
+    Checked c;
+    std::ostringstream out;
+    c.err = capture_cerr([&] { c.status = attn::cli::check_exercise(paths, name, out); });
+    c.out = out.str();
+    for (std::size_t nl; (nl = c.out.find("\n  ")) != std::string::npos;) c.out.replace(nl, 3, " ");  // unwrap
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("attn check: Next skips the exercises that pass, the last one is named only when all pass, "
+          "and the solution's path appears only after a pass") {
+  Course course;
+  const Checked failing = course.check("b");
+  CHECK(failing.status == 1);
+  CHECK(failing.out.find("not solved yet") != std::string::npos);
+  CHECK(failing.out.find("solutions/") == std::string::npos);  // not before the learner's version passes
+
+  Course::write(course.paths.learner(course.get("c")), kPass);
+  REQUIRE(course.check("c").status == 0);
+  Course::write(course.paths.learner(course.get("b")), kPass);
+  const Checked b = course.check("b");
+  CHECK(b.status == 0);
+  // c already passes, so Next wraps round to a; a does not pass, so this was not the last one.
+  CHECK(b.out.find("Next: attn check a (lesson causal)") != std::string::npos);
+  CHECK(b.out.find("last exercise") == std::string::npos);
+  CHECK(b.out.find("Compare with the solution: lessons/exercises/solutions/b.cpp.") != std::string::npos);
+
+  Course::write(course.paths.learner(course.get("a")), kPass);
+  const Checked a = course.check("a");
+  CHECK(a.status == 0);
+  CHECK(a.out.find("Next:") == std::string::npos);
+  CHECK(a.out.find("That was the last exercise: all 3 pass.") != std::string::npos);
+
+  // An edit after the pass makes c "edited: recheck", so it is next again, not skipped.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Course::write(course.paths.learner(course.get("c")), kPass + "// edited\n");
+  const Checked again = course.check("a");
+  CHECK(again.out.find("Next: attn check c") != std::string::npos);
+}
+
+TEST_CASE("attn reset NAME: the shipped stub comes back, the learner's version is kept in the build tree") {
+  Course course;
+  const Exercise& b = course.get("b");
+  Course::write(course.paths.learner(b), "int main() { return 0; }  // my work\n");
+  std::ostringstream out;
+  CHECK(attn::cli::reset_exercise(course.paths, "b", out) == 0);
+  CHECK(course.read(course.paths.learner(b)) == kFail);
+  CHECK(course.read(course.paths.build_dir + "/exercise-resets/b.cpp") == "int main() { return 0; }  // my work\n");
+  CHECK(out.str().find("lessons/exercises/b.cpp is back as shipped") != std::string::npos);
+  CHECK(out.str().find("exercise-resets/b.cpp") != std::string::npos);
+
+  std::ostringstream again;
+  CHECK(attn::cli::reset_exercise(course.paths, "b", again) == 0);
+  CHECK(again.str() == "attn reset b: lessons/exercises/b.cpp is already as shipped; nothing to do.\n");
+  CHECK_THROWS_AS(attn::cli::reset_exercise(course.paths, "bb", out), attn::UsageError);
+}
+
+TEST_CASE("attn reset and the words of an unexpected argument, through the binary") {
+  const auto unknown = attn_run({"reset", "x"});
+  CHECK(unknown.status == 2);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err == "attn: error: unknown exercise 'x' (see attn exercises for the list)\n");
+  const auto missing = attn_run({"reset"});
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "attn: error: missing exercise name (exercise: a name from 'attn exercises' vs nothing)\n");
+  // CLI11 joins left-over words last to first; attn names them as they were typed.
+  const auto extras = attn_run({"frobnicate", "the", "weights"});
+  CHECK(extras.status == 2);
+  CHECK(extras.err == "attn: error: unexpected argument 'frobnicate the weights' (see attn --help and attn lesson --help)\n");
+}
+
+TEST_CASE("attn check with Makefiles: T/fast once the program is built, the full build first and after a test "
+          "changes, and again when the fast build fails for a reason outside the learner's file") {
+  Course course;
+  std::ofstream(course.paths.build_dir + "/Makefile") << "# a stand-in: attn check only looks for it\n";
+  const std::string log = course.paths.build_dir + "/targets.log";
+  // The stand-in records each target; its fast build fails when told to (a library out of date).
+  std::ofstream(course.paths.cmake) << "#!/bin/sh\necho \"$4\" >> '" << log << "'\n"
+                                    << "case \"$4\" in */fast) [ -e '" << course.paths.build_dir
+                                    << "/fail-fast' ] && { echo 'undefined reference to attn::x' >&2; exit 1; };; esac\n"
+                                    << "stem=${4#exercise_}\nstem=${stem%/fast}\nexec c++ -o '" << course.paths.bin_dir
+                                    << "'/exercise_$stem '" << course.paths.source_dir << "'/lessons/exercises/$stem.cpp\n";
+  auto targets = [&] {
+    const std::string t = course.read(log);
+    fs::remove(log);
+    return t;
+  };
+  course.check("a");
+  CHECK(targets() == "exercise_a\n");  // no program yet: the full build
+  course.check("a");
+  CHECK(targets() == "exercise_a/fast\n");
+  Course::write(course.paths.learner(course.get("a")), "int main() { return 0 }\n");
+  CHECK(course.check("a").err.find("error:") != std::string::npos);
+  CHECK(targets() == "exercise_a/fast\n");  // the learner's own error: a full build would repeat it
+  std::ofstream(course.paths.build_dir + "/fail-fast") << "";
+  Course::write(course.paths.learner(course.get("a")), kPass);
+  CHECK(course.check("a").status == 0);
+  CHECK(targets() == "exercise_a/fast\nexercise_a\n");  // not the learner's: the full build decides
+  fs::remove(course.paths.build_dir + "/fail-fast");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Course::write(course.paths.test(course.get("a")), "// tests, changed\n");
+  course.check("a");
+  CHECK(targets() == "exercise_a\n");  // tests newer than the program: the full build
+}
+
+// ---- compile hints -------------------------------------------------------------------------
+
+TEST_CASE("a known beginner mistake in the compiler's first error gets one line of hint") {
+  // First errors as g++ 12 printed them for each mistake in a file that includes xtensor 0.24
+  // (curly quotes: a UTF-8 locale), with the source line it quotes under them.
+  const std::string mat = "\xE2\x80\x98" "const Mat" "\xE2\x80\x99";
+  auto q = [](const std::string& name) { return "\xE2\x80\x98" + name + "\xE2\x80\x99"; };
+  struct Case {
+    std::string error, hint_part;
+  };
+  const std::vector<Case> cases = {
+      {"f.cpp:6:17: error: invalid types " + q("<unresolved overloaded function type>[int]") + " for array subscript\n"
+       "    6 |   auto n = x.shape[0];",
+       "x.shape()[0]"},
+      {"f.cpp:6:16: error: no matching function for call to " +
+           q("xt::xtensor_container<xt::uvector<float, std::allocator<float> >, 2, xt::layout_type::row_major, "
+             "xt::xtensor_expression_tag>::size(int) const"),
+       "x.shape()[0]"},
+      {"f.cpp:6:10: error: " + mat + " {aka " + q("const class xt::xtensor_container<...>") + "} has no member named " + q("T"),
+       "xt::transpose(x)"},
+      {"f.cpp:6:10: error: stray " + q("@") + " in program", "attn::matmul(a, b)"},
+      {"f.cpp:6:19: error: " + q("dim") + " was not declared in this scope; did you mean " + q("fdim") + "?",
+       "xt::sum(x, {1})"},
+      {"f.cpp:6:12: error: " + mat + " {aka ...} has no member named " + q("sum"), "xt::sum(x, {1})"},
+      {"f.cpp:6:12: error: " + mat + " {aka ...} has no member named " + q("max"), "xt::amax(x, {1})"},
+      {"f.cpp:6:12: error: " + q("inf") + " was not declared in this scope; did you mean " + q("ynf") + "?",
+       "std::numeric_limits<float>::infinity()"},
+      {"f.cpp:6:29: error: invalid type argument of unary " + q("*") + " (have " + q("int") + ")", "std::pow"},
+      {"f.cpp:6:12: error: " + q("matmul") + " is not a member of " + q("xt"), "attn::matmul(a, b)"},
+      {"f.cpp:6:15: error: expected primary-expression before " + q(":") + " token\n    6 |   auto r = x[0, :];",
+       "xt::view(x, 0, xt::all())"},
+      {"f.cpp:6:15: error: invalid types " + q("const xt::uvector<float, std::allocator<float> >::value_type {aka const float}[int]") +
+           " for array subscript\n    6 |   float a = x[0][1];",
+       "x(i, j)"},
+      {"f.cpp:6:9: error: expected " + q(";") + " before " + q("}") + " token", "ends with ';'"},
+      // The C locale: straight quotes.
+      {"f.cpp:6:10: error: 'const Mat' {aka ...} has no member named 'T'", "xt::transpose(x)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.error);
+    const std::string hint = attn::cli::compile_hint(c.error);
+    CHECK(hint.find(c.hint_part) != std::string::npos);
+    CHECK(hint.find('\n') == std::string::npos);  // one line
+  }
+  // An error no row knows gets no hint rather than a wrong one.
+  CHECK(attn::cli::compile_hint("f.cpp:3:1: error: " + q("Foo") + " does not name a type").empty());
+  // The first error, with the source line g++ quotes under it; not a later one.
+  const std::string out = "[ 50%] Building CXX object x.o\nf.cpp: In function 'Mat f()':\n"
+                          "f.cpp:6:10: error: stray '@' in program\n    6 |   return x @ y;\n      |          ^\n"
+                          "f.cpp:7:1: error: 'len' was not declared in this scope\n";
+  CHECK(attn::cli::first_compiler_error(out) == "f.cpp:6:10: error: stray '@' in program\n    6 |   return x @ y;");
+  CHECK(attn::cli::first_compiler_error("no problems here\n").empty());
+  // g++ with -fdiagnostics-color=always: the same error, the same hint.
+  const std::string coloured = "\033[01m\033[Kf.cpp:6:19:\033[m\033[K \033[01;31m\033[Kerror: \033[m\033[K\xE2\x80\x98"
+                               "\033[01m\033[Kdim\033[m\033[K\xE2\x80\x99 was not declared in this scope\n";
+  CHECK(attn::cli::compile_hint(attn::cli::first_compiler_error(coloured)).find("xt::sum(x, {1})") != std::string::npos);
+}
+
+TEST_CASE("attn check: a build that fails on a known mistake shows the compiler's messages, then the hint") {
+  Course course;
+  Course::write(course.paths.learner(course.get("a")), "int main() { return 0 }\n");
+  const Checked c = course.check("a");
+  CHECK(c.status == 1);
+  CHECK(c.err.find("error: expected") != std::string::npos);
+  const auto hint = c.err.find("hint: A statement ends with ';'");
+  CHECK(hint != std::string::npos);
+  CHECK(hint > c.err.find("error: expected"));                      // after the compiler's messages
+  CHECK(c.err.find("attn: error: the build of exercise_a failed") > hint);  // before attn's last line
+}
+
+// ---- attn watch ----------------------------------------------------------------------------
+
+namespace {
+
+const std::string kWatchDriver = WATCH_DRIVER;
+
+// A watch_driver run with stdin from /dev/null and stdout and stderr into one pipe: attn watch as
+// an editor's task runner or a CI log sees it, with no terminal anywhere.
+class PipeRun {
+ public:
+  explicit PipeRun(const std::vector<std::string>& argv) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      const int devnull = open("/dev/null", O_RDONLY);
+      dup2(devnull, 0);
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    fd_ = fds[0];
+  }
+  ~PipeRun() {
+    if (!reaped_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(fd_);
+  }
+  // Position of `text` at or after `from`, reading up to `timeout_ms`; npos on a timeout or EOF.
+  std::size_t wait_for(const std::string& text, std::size_t from = 0, int timeout_ms = 60000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      const auto at = seen_.find(text, from);
+      if (at != std::string::npos) return at;
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return std::string::npos;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = read(fd_, buf, sizeof buf);
+      if (n <= 0) return seen_.find(text, from);
+      seen_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  int finish(int timeout_ms = 20000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      wait_for("\x01", seen_.size(), 20);  // drain what it prints
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        reaped_ = true;
+        wait_for("\x01", seen_.size(), 50);
+        return status;
+      }
+    }
+    return -1;
+  }
+  void signal(int sig) { kill(pid_, sig); }
+  const std::string& seen() const { return seen_; }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  bool reaped_ = false;
+  std::string seen_;
+};
+
+std::vector<std::string> driver_args(const Course& c) {
+  return {kWatchDriver, c.paths.source_dir, c.paths.build_dir, c.paths.bin_dir, c.paths.cmake};
+}
+
+// Saves as an editor that writes a new file and renames it over the old one does.
+void save_by_rename(const std::string& path, const std::string& text) {
+  Course::write(path + ".swp", text);
+  fs::rename(path + ".swp", path);
+}
+
+}  // namespace
+
+TEST_CASE("attn watch without a terminal: checks on each save, moves on when it passes, ends cleanly on SIGINT") {
+  Course course;
+  Course::write(course.paths.learner(course.get("a")), kPass);  // a is solved and built: watch skips it
+  REQUIRE(course.check("a").status == 0);
+
+  PipeRun watch(driver_args(course));
+  std::size_t at = watch.wait_for("attn watch: [#--] 1 of 3 pass. Now: b (lesson causal), lessons/exercises/b.cpp");
+  REQUIRE(at != std::string::npos);
+  at = watch.wait_for("Waiting for you to save lessons/exercises/b.cpp.", at);
+  REQUIRE(at != std::string::npos);
+  // Stdin is /dev/null: its end must neither end the watch nor make it spin; it says how to stop.
+  CHECK(watch.seen().find("Ctrl-C (SIGINT) or SIGTERM ends it.", at) != std::string::npos);
+  CHECK(watch.seen().find("solutions/") == std::string::npos);
+  CHECK(watch.seen().find("\033[") == std::string::npos);  // no screen clearing into a pipe
+
+  // Saving another file is not a reason to check b again.
+  const std::size_t before = watch.seen().size();
+  Course::write(course.paths.learner(course.get("c")), kFail);
+  CHECK(watch.wait_for("building", before, 1500) == std::string::npos);
+
+  // A broken save: the build fails, the hint follows, and the watch goes on waiting.
+  Course::write(course.paths.learner(course.get("b")), "int main() { return 0 }\n");
+  at = watch.wait_for("hint: A statement ends with ';'", before);
+  REQUIRE(at != std::string::npos);
+  at = watch.wait_for("Waiting for you to save lessons/exercises/b.cpp.", at);
+  REQUIRE(at != std::string::npos);
+
+  // The solution, saved by rename: b passes, its solution is named, and c comes next at once.
+  save_by_rename(course.paths.learner(course.get("b")), kPass);
+  at = watch.wait_for("attn check b: solved, every check passes.", at);
+  REQUIRE(at != std::string::npos);
+  CHECK(watch.wait_for("lessons/exercises/solutions/b.cpp", at) != std::string::npos);
+  at = watch.wait_for("attn watch: moving on to c.", at);
+  REQUIRE(at != std::string::npos);
+  at = watch.wait_for("attn watch: [##-] 2 of 3 pass. Now: c (lesson causal)", at);
+  REQUIRE(at != std::string::npos);
+  at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp.", at);
+  REQUIRE(at != std::string::npos);
+
+  watch.signal(SIGINT);
+  const int status = watch.finish();
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(watch.seen().find("attn watch: stopped. [##-] 2 of 3 pass", at) != std::string::npos);
+}
+
+TEST_CASE("attn watch on a terminal: a pass stays on screen, h shows the hint, the last pass ends it, "
+          "Ctrl-C ends it cleanly") {
+  Course course;
+  Course::write(course.paths.learner(course.get("a")), kPass);
+  REQUIRE(course.check("a").status == 0);
+  {
+    attn::testing::PtyRun watch(driver_args(course), {"PATH=/usr/bin:/bin", "TERM=xterm"});
+    std::size_t at = watch.wait_for("Type h and Enter for the hint");
+    REQUIRE(at != std::string::npos);
+    CHECK(watch.seen().find("\033[2J") != std::string::npos);  // a terminal: the check starts on a clean screen
+    Course::write(course.paths.learner(course.get("b")), kPass);
+    at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp.", at);
+    REQUIRE(at != std::string::npos);
+    // b's pass and its solution are still on screen: moving on to c did not clear it.
+    const std::size_t cleared = watch.seen().rfind("\033[2J");
+    CHECK(watch.seen().find("solutions/b.cpp", cleared) != std::string::npos);
+    watch.send("h\n");
+    at = watch.wait_for("the hint of c", at);
+    CHECK(at != std::string::npos);
+    Course::write(course.paths.learner(course.get("c")), kPass);
+    at = watch.wait_for("That was the last exercise", at);
+    CHECK(at != std::string::npos);
+    const int status = watch.finish();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(watch.seen().find("[###] 3 of 3 pass") != std::string::npos);
+  }
+  Course::write(course.paths.learner(course.get("c")), kFail);
+  {
+    attn::testing::PtyRun watch(driver_args(course), {"PATH=/usr/bin:/bin", "TERM=xterm"});
+    const std::size_t at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp.");
+    REQUIRE(at != std::string::npos);
+    watch.send("\x03");  // Ctrl-C, as the terminal delivers it: SIGINT to the foreground group
+    const int status = watch.finish();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    CHECK(watch.seen().find("attn watch: stopped.", at) != std::string::npos);
+  }
 }

@@ -10,6 +10,7 @@
 
 #include "lesson_kit/inputs.hpp"
 #include "lesson_kit/registry.hpp"
+#include "lesson_kit/shared_options.hpp"
 #include "report_lookup.hpp"
 
 using namespace attn;
@@ -91,6 +92,14 @@ TEST_CASE("add_lesson keeps the order keys' order, and refuses clashes") {
   LessonOption heads{"--heads", OptionType::Integer, 1, 8, 2, "shadows a shared option"};
   CHECK_THROWS_WITH_AS(add_lesson(table, entry(600, "f", {heads})), doctest::Contains("--heads is a shared option"),
                        std::logic_error);
+  // Every entry of the one shared table is taken, the output options too (--svg-panels and
+  // --full-json were missing from the hand-kept list this table replaced).
+  for (const auto& shared : shared_options()) {
+    CAPTURE(shared.flag);
+    LessonOption clash{shared.flag, OptionType::Integer, 1, 8, 2, "shadows a shared option"};
+    const std::string why = std::string(shared.flag) + " is a shared option";
+    CHECK_THROWS_WITH_AS(add_lesson(table, entry(600, "f", {clash})), doctest::Contains(why.c_str()), std::logic_error);
+  }
   CHECK_THROWS_WITH_AS(add_lesson(table, entry(700, "g", {kSteps, kSteps})), doctest::Contains("declares --steps twice"),
                        std::logic_error);
   LessonOption outside = kSteps;
@@ -141,7 +150,8 @@ TEST_CASE("a lesson's own options reach it with their defaults, and other lesson
   CHECK_NOTHROW(check_options_apply(scaling, {"--samples", "--seq-len"}));
   CHECK_THROWS_WITH_AS(check_options_apply(*find_lesson("causal"), {"--samples"}),
                        doctest::Contains("lesson 'causal' does not take --samples"), UsageError);
-  CHECK_THROWS_WITH_AS(check_options_apply(scaling, {"--heads"}), doctest::Contains("--samples, --precision"),
+  CHECK_THROWS_WITH_AS(check_options_apply(scaling, {"--heads"}),
+                       doctest::Contains("(--heads: one of --seq-len, --seed, --samples (attn lesson scaling --help) vs --heads)"),
                        UsageError);
 }
 
@@ -150,6 +160,20 @@ TEST_CASE("options that a lesson does not read are refused by name") {
                        doctest::Contains("does not take --heads"), UsageError);
   CHECK_THROWS_AS(check_options_apply(*find_lesson("causal"), {"--no-causal"}), UsageError);
   CHECK_NOTHROW(check_options_apply(*find_lesson("heads"), {"--heads", "--no-causal", "--qkv-bias"}));
+  // From the one shared table: an option with OptionBits is refused by every lesson without
+  // them, one without (the outputs, the display) is taken by every lesson.
+  for (const auto& lesson : lessons())
+    for (const auto& o : shared_options()) {
+      CAPTURE(lesson.name);
+      CAPTURE(o.flag);
+      if (applies(o, lesson.options)) CHECK_NOTHROW(check_options_apply(lesson, {o.flag}));
+      const std::string refusal = std::string("does not take ") + o.flag;
+      if (!applies(o, lesson.options))
+        CHECK_THROWS_WITH_AS(check_options_apply(lesson, {o.flag}), doctest::Contains(refusal.c_str()), UsageError);
+    }
+  CHECK_THROWS_AS(check_options_apply(*find_lesson("scaling"), {"--weights-layout"}), UsageError);
+  CHECK_THROWS_AS(check_options_apply(*find_lesson("scaling"), {"--allow-nonfinite"}), UsageError);
+  CHECK_NOTHROW(check_options_apply(*find_lesson("scaling"), {"--svg-panels", "--full-json", "--precision"}));
 }
 
 TEST_CASE("inputs: the book's embeddings, and one seeded vector per distinct word") {

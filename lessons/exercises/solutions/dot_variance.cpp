@@ -16,7 +16,7 @@ double dot_variance(const Mat& q, const Mat& k) {
   std::vector<double> dots(n);  // (n,)
   double sum = 0.0;
   for (std::size_t r = 0; r < n; ++r) {
-    double dot = 0.0;  // in double: a float sum of 512 products already loses digits
+    double dot = 0.0;  // in double: a float sum rounds 1e8 + 3 to 1e8 (the test has such rows)
     for (std::size_t j = 0; j < d_k; ++j) dot += static_cast<double>(q(r, j)) * k(r, j);
     dots[r] = dot;
     sum += dot;
