@@ -186,7 +186,8 @@ std::vector<Case> cases() {
 
 int main(int argc, char** argv) {
   // Keep freed buffers in the heap instead of returning them to the OS: this VM page-faults
-  // slowly, and PyTorch's allocator caches its buffers the same way.
+  // slowly. attn's main does the same (core/heap.hpp); run.sh gives PyTorch this policy too, through
+  // glibc's MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ (its CPU allocator is plain malloc).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const std::vector<Case> all = cases();
