@@ -26,25 +26,65 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+using report::Held;
+using report::hold;
+
+// Sets every score above the diagonal of each (T, T) matrix to `fill`: masked_fill with
+// causal_mask(T), without building the (T, T) mask.
+void fill_future(Ten3& scores, float fill) {
+  const std::size_t B = scores.shape()[0], T = scores.shape()[1];
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t i = 0; i < T; ++i) std::fill_n(scores.data() + (b * T + i) * T + i + 1, T - i - 1, fill);
+}
+
+// softmax(scores / sqrt(d_k)) by rows, in place: scale_scores then softmax_rows, the same
+// arithmetic, without two more (B, T, T) tensors.
+void scaled_softmax_inplace(Ten3& scores, std::size_t d_k) {
+  const float root = std::sqrt(static_cast<float>(d_k));
+  for (float& v : scores) v /= root;
+  const std::size_t T = scores.shape()[2];
+  softmax_rows_inplace(scores.data(), T ? scores.size() / T : 0, T);
+}
+
 struct CausalRun {
-  Ten3 queries, keys, values;  // (B, T, d_out)
-  Ten3 attn_scores;            // (B, T, T)
-  Ten3 masked;                 // (B, T, T), -inf above the diagonal
-  Ten3 attn_weights;           // (B, T, T)
-  Ten3 context_vec;            // (B, T, d_out)
+  Held<Ten3> queries, keys, values;  // (B, T, d_out)
+  Held<Ten3> attn_scores;            // (B, T, T)
+  Held<Ten3> masked;                 // (B, T, T), -inf above the diagonal
+  Held<Ten3> attn_weights;           // (B, T, T)
+  Held<Ten3> context_vec;            // (B, T, d_out)
 };
 
-// The whole causal single-head forward pass, so it can be run twice for the leak test.
-CausalRun forward(const Ten3& x, const Linear& W_query, const Linear& W_key, const Linear& W_value) {
+// The whole causal single-head forward pass, so it can be run twice for the leak test. Every
+// (B, T, T) tensor is made once and shared with the stages that show it; with `compute` false
+// (a --shapes-only run past printable sizes) only the shapes are set. With `keep_scores` false
+// the scores and masked scores become the weights in place, and only those are kept.
+CausalRun forward(bool compute, const Ten3& x, const Linear& W_query, const Linear& W_key, const Linear& W_value,
+                  std::size_t d_out, bool keep_scores = true) {
+  const std::size_t B = x.shape()[0], T = x.shape()[1], d_k = d_out;
   CausalRun r;
-  r.queries = linear(W_query, x);                   // (B, T, d_in) -> (B, T, d_out)
-  r.keys = linear(W_key, x);                        // (B, T, d_out)
-  r.values = linear(W_value, x);                    // (B, T, d_out)
-  r.attn_scores = matmul_bt(r.queries, r.keys);    // (B, T, d_out) @ (B, d_out, T) -> (B, T, T)
-  const std::size_t T = x.shape()[1], d_k = r.keys.shape()[2];
-  r.masked = masked_fill(r.attn_scores, causal_mask(T), kNegInf);  // (B, T, T)
-  r.attn_weights = softmax_rows(scale_scores(r.masked, d_k));      // (B, T, T)
-  r.context_vec = matmul(r.attn_weights, r.values);                // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
+  r.queries = hold(compute, {B, T, d_out}, [&] { return linear(W_query, x); });  // (B, T, d_in) -> (B, T, d_out)
+  r.keys = hold(compute, {B, T, d_out}, [&] { return linear(W_key, x); });       // (B, T, d_out)
+  r.values = hold(compute, {B, T, d_out}, [&] { return linear(W_value, x); });   // (B, T, d_out)
+  if (!compute) {
+    r.attn_scores = r.masked = r.attn_weights = Held<Ten3>(Shape{B, T, T});
+    r.context_vec = Held<Ten3>(Shape{B, T, d_out});
+    return r;
+  }
+  Ten3 scores = matmul_bt(*r.queries, *r.keys);  // (B, T, d_out) @ (B, d_out, T) -> (B, T, T)
+  Ten3 masked;  // (B, T, T): attn_scores.masked_fill(mask.bool(), -inf)
+  if (keep_scores) masked = scores;
+  else masked = std::move(scores);
+  fill_future(masked, kNegInf);
+  Ten3 weights;  // (B, T, T): softmax(masked / sqrt(d_k))
+  if (keep_scores) weights = masked;
+  else weights = std::move(masked);
+  scaled_softmax_inplace(weights, d_k);
+  r.context_vec = Held<Ten3>(matmul(weights, *r.values));  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
+  if (keep_scores) {
+    r.attn_scores = Held<Ten3>(std::move(scores));
+    r.masked = Held<Ten3>(std::move(masked));
+  }
+  r.attn_weights = Held<Ten3>(std::move(weights));
   return r;
 }
 
@@ -80,12 +120,12 @@ struct ScoresMaskRun {
 };
 ScoresMaskRun scores_mask_forward(const CausalRun& r) {
   ScoresMaskRun a;
-  Ten3 scaled = scale_scores(r.attn_scores, r.keys.shape()[2]);  // (B, T, T)
-  a.mask = mask_from_scores(scaled);                             // (B, T, T)
+  Ten3 scaled = scale_scores(*r.attn_scores, r.keys.shape()[2]);  // (B, T, T)
+  a.mask = mask_from_scores(scaled);                              // (B, T, T)
   for (std::size_t n = 0; n < scaled.size(); ++n)
     if (a.mask.flat(n) != 0.0f) scaled.flat(n) = kNegInf;
-  a.attn_weights = softmax_rows(scaled);             // (B, T, T)
-  a.context_vec = matmul(a.attn_weights, r.values);  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
+  a.attn_weights = softmax_rows(scaled);              // (B, T, T)
+  a.context_vec = matmul(a.attn_weights, *r.values);  // (B, T, T) @ (B, T, d_out) -> (B, T, d_out)
   return a;
 }
 
@@ -103,21 +143,24 @@ constexpr double kExpUnderflow = -103.97;
 
 // Where a finite fill fails to vanish: the row whose largest visible scaled score is smallest
 // relative to the fill, and the gap fill/sqrt(d_k) - that max (a gap above -103.97 leaves
-// masked positions a weight above 0). The gap is NaN when any score is inf or NaN.
+// masked positions a weight above 0). The gap is NaN when any score is inf or NaN. Each score is
+// scaled here, in float as scale_scores does, rather than in one more (B, T, T) tensor.
 struct FillGap {
   std::size_t row = 0;
   double gap = -std::numeric_limits<double>::infinity();
 };
-FillGap fill_gap(const Ten3& scaled_visible, const Mat& mask, double scaled_fill) {
+FillGap fill_gap(const Ten3& scores, std::size_t d_k, const Mat& mask, double scaled_fill) {
+  const float root = std::sqrt(static_cast<float>(d_k));
   FillGap worst;
-  for (std::size_t b = 0; b < scaled_visible.shape()[0]; ++b)
-    for (std::size_t i = 0; i < scaled_visible.shape()[1]; ++i) {
+  for (std::size_t b = 0; b < scores.shape()[0]; ++b)
+    for (std::size_t i = 0; i < scores.shape()[1]; ++i) {
       double row_max = -std::numeric_limits<double>::infinity();
       bool any_masked = false;
-      for (std::size_t j = 0; j < scaled_visible.shape()[2]; ++j) {
-        if (!std::isfinite(scaled_visible(b, i, j))) return {i, std::numeric_limits<double>::quiet_NaN()};
+      for (std::size_t j = 0; j < scores.shape()[2]; ++j) {
+        const float scaled = scores(b, i, j) / root;
+        if (!std::isfinite(scaled)) return {i, std::numeric_limits<double>::quiet_NaN()};
         if (mask(i, j) != 0.0f) any_masked = true;
-        else row_max = std::fmax(row_max, scaled_visible(b, i, j));
+        else row_max = std::fmax(row_max, scaled);
       }
       if (any_masked && scaled_fill - row_max > worst.gap) worst = {i, scaled_fill - row_max};
     }
@@ -149,7 +192,10 @@ std::string last_row_sentence(const Ten3& w, const report::Labels& tok, bool cop
 }  // namespace
 
 void lesson_causal(const LessonOptions& opts, report::Report& out) {
-  const SingleHeadSetup set = single_head_setup(opts, 789);  // the book's seed for 3.5
+  // The book's seed for 3.5. A --shapes-only run past printable sizes computes nothing
+  // (check_sizes): `values` is then false and every tensor below holds its shape alone.
+  const SingleHeadSetup set = single_head_setup(opts, 789, /*values_optional=*/!out.keep_values);
+  const bool values = set.values;
   const std::size_t d_out = set.d_out, B = set.B, T = set.T;
   const BatchView& view = set.view;
   const Ten3& x = set.in.x;  // (B, T, d_in)
@@ -168,10 +214,13 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   TorchGenerator gen(set.seed);
   if (opts.weights.empty()) steps.seed(gen, set.seed);
   Linear W_query, W_key;
-  if (model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen, steps, Wk);  // weight (d_out, d_in)
-  W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen, steps, Wq);                          // weight (d_out, d_in)
-  if (!model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen, steps, Wk);  // weight (d_out, d_in)
-  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen, steps, Wv);              // weight (d_out, d_in)
+  if (model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen, steps, Wk, values);  // weight (d_out, d_in)
+  W_query = linear_weights(opts, "W_query", set.d_in, d_out, false, gen, steps, Wq, values);                          // weight (d_out, d_in)
+  if (!model.key_before_query) W_key = linear_weights(opts, "W_key", set.d_in, d_out, false, gen, steps, Wk, values);  // weight (d_out, d_in)
+  const Linear W_value = linear_weights(opts, "W_value", set.d_in, d_out, false, gen, steps, Wv, values);              // weight (d_out, d_in)
+  auto weight = [&](const Linear& w) {  // (d_out, d_in), or its shape when nothing was drawn
+    return values ? Held<Mat>(w.weight) : Held<Mat>(Shape{d_out, set.d_in});
+  };
   const char* follows = preset_follows(opts.preset);  // a preset names its own article
   out.header = {"causal", "Causal attention: no peeking at the future",
                 follows ? follows : "Raschka, Build a Large Language Model (From Scratch), 3.5", set.setting(steps),
@@ -179,18 +228,23 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = inputs_stage(out, view, set.in);
     for (const auto& note : opts.preset_notes) s.note(note);
+    if (!values)
+      s.note("--shapes-only at this size computes nothing: attn_scores alone would be " +
+             shape_str({B, T, T}) + " floats, " + report::bytes(4.0 * B * T * T) +
+             ", and the lesson makes several tensors that size. The stages below list names and "
+             "shapes only; the checks and the sentences about the numbers need the values and are left out.");
   }
 
-  const CausalRun r = forward(x, W_query, W_key, W_value);
+  const CausalRun r = forward(values, x, W_query, W_key, W_value, d_out);
   {
     auto& s = out.stage("Queries, keys and values from nn.Linear",
                         "queries = x @ " + Wq + ".weight^T" + (W_query.has_bias() ? " + " + Wq + ".bias" : "") +
                             "  (likewise keys, values)");
     view.in(s, "x", x);
-    if (model.key_before_query) s.show(Wk + ".weight", W_key.weight);
-    s.show(Wq + ".weight", W_query.weight);
-    if (!model.key_before_query) s.show(Wk + ".weight", W_key.weight);
-    s.show(Wv + ".weight", W_value.weight);
+    if (model.key_before_query) s.show(Wk + ".weight", weight(W_key));
+    s.show(Wq + ".weight", weight(W_query));
+    if (!model.key_before_query) s.show(Wk + ".weight", weight(W_key));
+    s.show(Wv + ".weight", weight(W_value));
     view.show(s, "queries", r.queries, tok);
     view.show(s, "keys", r.keys, tok);
     view.show(s, "values", r.values, tok);
@@ -208,7 +262,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.note("Every entry above the diagonal is a token looking at a later one. A model trained "
            "to predict the next word would cheat by reading it there.");
   }
-  const Mat mask = causal_mask(T);  // (T, T)
+  const Held<Mat> mask = hold(values, {T, T}, [&] { return causal_mask(T); });  // (T, T)
   {
     auto& s = out.stage("The causal mask", "mask = torch.triu(torch.ones(T, T), diagonal=1)");
     s.show("mask", mask, cols, cols);
@@ -224,29 +278,31 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.note("exp(-inf) is exactly 0, so these positions will get no weight at all; the other "
            "scores are untouched.");
   }
-  const Ten3 scaled = scale_scores(r.masked, d_out);  // (B, T, T)
   {
     auto& s = out.stage("Softmax of the masked, scaled scores",
                         "attn_weights = softmax(masked / sqrt(d_k), dim=-1)");
     view.in(s, "masked", r.masked);
     view.show(s, "attn_weights", r.attn_weights, tok, cols);
     s.attention_weights();
-    view.show(s, "attn_weights.sum(dim=-1)", row_sums(r.attn_weights), cols);
-    s.check("every weight above the diagonal is 0", "max weight above the diagonal",
-            max_above_diagonal(r.attn_weights), Relation::AtMost, 0.0);
-    check_rows_sum_to_one(s, "attn_weights", r.attn_weights);
-    s.note("Row t's weights cover tokens 1..t only, so row 1 (\"" + tok[0] + "\") has nothing but itself: its "
-           "weight there is " + report::fixed(r.attn_weights(0, 0, 0), 4) + ".");
-    if (T > 1) s.note(last_row_sentence(r.attn_weights, tok, set.in.repeated));
+    view.show(s, "attn_weights.sum(dim=-1)", hold(values, {B, T}, [&] { return row_sums(*r.attn_weights); }), cols);
+    if (values) {
+      const Ten3& w = *r.attn_weights;  // (B, T, T)
+      s.check("every weight above the diagonal is 0", "max weight above the diagonal", max_above_diagonal(w),
+              Relation::AtMost, 0.0);
+      check_rows_sum_to_one(s, "attn_weights", w);
+      s.note("Row t's weights cover tokens 1..t only, so row 1 (\"" + tok[0] + "\") has nothing but itself: its "
+             "weight there is " + report::fixed(w(0, 0, 0), 4) + ".");
+      if (T > 1) s.note(last_row_sentence(w, tok, set.in.repeated));
+    }
   }
-  if (model.mask == MaskConvention::FromScores && T > 1) {
+  if (model.mask == MaskConvention::FromScores && T > 1 && values) {
     // The article builds its mask from the scores. Here, and on an input with a zero token last.
     const ScoresMaskRun here = scores_mask_forward(r);
     Ten3 x_pad = x;  // (B, T, d_in): the last token's embedding set to zeros
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t k = 0; k < set.d_in; ++k) x_pad(b, T - 1, k) = 0.0f;
-    const CausalRun fixed_pad = forward(x_pad, W_query, W_key, W_value);  // the proper mask
-    const ScoresMaskRun article_pad = scores_mask_forward(fixed_pad);    // the article's mask
+    const CausalRun fixed_pad = forward(true, x_pad, W_query, W_key, W_value, d_out);  // the proper mask
+    const ScoresMaskRun article_pad = scores_mask_forward(fixed_pad);                  // the article's mask
     const std::size_t open_here = visible_future(here.mask), open_pad = visible_future(article_pad.mask);
     const std::size_t future = B * T * (T - 1) / 2;
     auto& s = out.stage("The article's mask: built from the scores",
@@ -259,7 +315,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                static_cast<double>(open_here), Relation::AtMost, 0.0,
                std::to_string(open_here) + " scores above the diagonal are exactly 0, which .bool() reads as False");
     s.question("do its attn_weights equal the fixed mask's here?", "max |diff|",
-               max_abs_diff(here.attn_weights, r.attn_weights), Relation::AtMost, 0.0,
+               max_abs_diff(here.attn_weights, *r.attn_weights), Relation::AtMost, 0.0,
                "the visible future positions take weight");
     s.note("The mask is True where a score above the diagonal is nonzero: it depends on the numbers, not on "
            "the positions. Now give the last token a zero embedding (what nn.Embedding(padding_idx=...) returns "
@@ -281,14 +337,14 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     }
     s.table({"row (batch 0)", "future positions", "left visible by triu(attn_score)", "largest future weight"}, rows);
     s.check("the fixed mask hides the future of x_pad: every weight above the diagonal is 0",
-            "max weight above the diagonal", max_above_diagonal(fixed_pad.attn_weights), Relation::AtMost, 0.0);
+            "max weight above the diagonal", max_above_diagonal(*fixed_pad.attn_weights), Relation::AtMost, 0.0);
     s.question("does the article's mask hide every future position of x_pad?", "future positions left visible",
                static_cast<double>(open_pad), Relation::AtMost, 0.0,
                std::to_string(open_pad) + " of the " + std::to_string(future) +
                    " future positions score exactly 0 against the zero token and stay visible");
     s.question("does the article's mask give x_pad the same context_vec as the fixed mask?", "max |diff|",
-               max_abs_diff(article_pad.context_vec, fixed_pad.context_vec), Relation::AtMost,
-               rounding_tolerance(fixed_pad.context_vec),
+               max_abs_diff(article_pad.context_vec, *fixed_pad.context_vec), Relation::AtMost,
+               rounding_tolerance(*fixed_pad.context_vec),
                "the earlier tokens give weight " + report::measured(max_above_diagonal(article_pad.attn_weights)) +
                    " (at most) to the zero token after them, and their context vectors shrink by that share");
     const std::string T_str = std::to_string(T), B_str = std::to_string(B);
@@ -304,41 +360,51 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   }
 
   // The book's first route: mask after softmax, then renormalise.
-  const Ten3 unmasked = softmax_rows(scale_scores(r.attn_scores, d_out));  // (B, T, T)
-  const Mat tril = lower_triangle(T);                                      // (T, T)
-  Ten3 zeroed = unmasked;                                                  // (B, T, T)
-  masked_fill_inplace(zeroed.data(), B, mask, 0.0f);
-  const Mat kept = row_sums(zeroed);                                       // (B, T)
-  Ten3 renormalised = zeroed;                                              // (B, T, T)
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t i = 0; i < T; ++i)
-      for (std::size_t j = 0; j < T; ++j) renormalised(b, i, j) /= kept(b, i);
+  Held<Ten3> zeroed(Shape{B, T, T});        // (B, T, T): w * tril
+  Held<Ten3> renormalised(Shape{B, T, T});  // (B, T, T): attn_weights_2
+  Mat kept;                                 // (B, T): what each row keeps before renormalising
+  if (values) {
+    Ten3 w = *r.attn_scores;  // (B, T, T): softmax(attn_scores / sqrt(d_k)), nothing masked
+    scaled_softmax_inplace(w, d_out);
+    masked_fill_inplace(w.data(), B, *mask, 0.0f);  // w * tril
+    kept = row_sums(w);                             // (B, T)
+    Ten3 renorm = w;                                // (B, T, T)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t i = 0; i < T; ++i) {
+        float* row = renorm.data() + (b * T + i) * T;
+        for (std::size_t j = 0; j < T; ++j) row[j] /= kept(b, i);
+      }
+    zeroed = Held<Ten3>(std::move(w));
+    renormalised = Held<Ten3>(std::move(renorm));
+  }
   {
     auto& s = out.stage("The other route: softmax first, then mask and renormalise",
                         "w = softmax(attn_scores / sqrt(d_k), dim=-1)\n"
                         "attn_weights_2 = (w * tril) / (w * tril).sum(dim=-1, keepdim=True)");
     view.in(s, "attn_scores", r.attn_scores);
-    s.in("tril", tril);
+    s.in_shape("tril", {T, T});  // torch.tril(torch.ones(T, T)): only its shape is read here
     view.show(s, "w * tril", zeroed, tok, cols);
     view.show(s, "attn_weights_2", renormalised, tok, cols);
     s.attention_weights();
-    // A question: the answer depends on the scores. Where the future takes nearly all of a
-    // row's weight, the kept part underflows before it can be renormalised.
-    std::size_t low_b = 0, low_i = 0;
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t i = 0; i < T; ++i)
-        if (!(kept(b, i) >= kept(low_b, low_i))) {  // also picks a NaN sum
-          low_b = b;
-          low_i = i;
-        }
-    const double low = kept(low_b, low_i);
-    s.question("do the two routes give the same attn_weights here?", "max |attn_weights_2 - attn_weights|",
-               max_abs_diff(renormalised, r.attn_weights), Relation::AtMost, rounding_tolerance(r.attn_weights),
-               std::isnan(low) ? "the weights hold NaN before the mask (the scores overflowed float32)"
-                               : "row " + std::to_string(low_i + 1) + " keeps only " + report::measured(low) +
-                                     " of its weight before renormalising" +
-                                     (low == 0.0 ? ": every kept weight underflowed to 0, and 0/0 is NaN"
-                                                 : ", too little for float32 to renormalise exactly"));
+    if (values) {
+      // A question: the answer depends on the scores. Where the future takes nearly all of a
+      // row's weight, the kept part underflows before it can be renormalised.
+      std::size_t low_b = 0, low_i = 0;
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < T; ++i)
+          if (!(kept(b, i) >= kept(low_b, low_i))) {  // also picks a NaN sum
+            low_b = b;
+            low_i = i;
+          }
+      const double low = kept(low_b, low_i);
+      s.question("do the two routes give the same attn_weights here?", "max |attn_weights_2 - attn_weights|",
+                 max_abs_diff(*renormalised, *r.attn_weights), Relation::AtMost, rounding_tolerance(*r.attn_weights),
+                 std::isnan(low) ? "the weights hold NaN before the mask (the scores overflowed float32)"
+                                 : "row " + std::to_string(low_i + 1) + " keeps only " + report::measured(low) +
+                                       " of its weight before renormalising" +
+                                       (low == 0.0 ? ": every kept weight underflowed to 0, and 0/0 is NaN"
+                                                   : ", too little for float32 to renormalise exactly"));
+    }
     s.note("In exact arithmetic the two routes agree because softmax's denominator cancels: "
            "dividing the kept exp(score) by their own sum is exactly softmax over the kept scores. "
            "The -inf route does it in one pass, and never divides by a sum that underflowed.");
@@ -350,16 +416,17 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Fill values: -inf, -1e9, -1e10",
                         "softmax(attn_scores.masked_fill(mask.bool(), fill) / sqrt(d_k), dim=-1)");
     view.in(s, "attn_scores", r.attn_scores);
-    const Ten3 scaled_scores = scale_scores(r.attn_scores, d_out);  // (B, T, T), nothing masked
     const std::pair<float, const char*> fills[] = {{-1e9f, "-1e9"}, {-1e10f, "-1e10"}};
     std::string ordinary[2];  // the table's "ordinary rows" cell for -1e9 and -1e10, as measured
     bool all_identical = true;
-    for (std::size_t f = 0; f < 2; ++f) {
+    for (std::size_t f = 0; f < 2 && values; ++f) {
       const auto& [fill, name] = fills[f];
-      const Ten3 w = softmax_rows(scale_scores(masked_fill(r.attn_scores, mask, fill), d_out));  // (B, T, T)
-      const double diff = max_abs_diff(w, r.attn_weights);
+      Ten3 w = *r.attn_scores;  // (B, T, T): masked_fill(mask.bool(), fill), scaled, softmax
+      masked_fill_inplace(w.data(), B, *mask, fill);
+      scaled_softmax_inplace(w, d_out);
+      const double diff = max_abs_diff(w, *r.attn_weights);
       const double scaled_fill = fill / std::sqrt(static_cast<double>(d_out));
-      const FillGap g = fill_gap(scaled_scores, mask, scaled_fill);
+      const FillGap g = fill_gap(*r.attn_scores, d_out, *mask, scaled_fill);
       // Bound 0: on an ordinary row exp(fill / sqrt(d_k) - max) underflows to exactly 0, like exp(-inf).
       s.question(std::string("does fill ") + name + " give exactly the same attn_weights as -inf here?",
                  "max |diff|", diff, Relation::AtMost, 0.0,
@@ -378,28 +445,33 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
       ordinary[f] = identical ? "identical" : "differ by up to " + report::measured(diff);
     }
     // A query with nothing to look at: every score of its row masked.
-    Mat row(std::array<std::size_t, 2>{3, T});  // (3, T): one row per fill value
-    const float all_fills[] = {kNegInf, -1e9f, -1e10f};
-    for (std::size_t f = 0; f < 3; ++f)
-      for (std::size_t j = 0; j < T; ++j) row(f, j) = all_fills[f];
-    const Mat fully_masked = softmax_rows(row);  // (3, T)
+    const Held<Mat> row = hold(values, {3, T}, [&] {
+      Mat m(std::array<std::size_t, 2>{3, T});  // (3, T): one row per fill value
+      const float all_fills[] = {kNegInf, -1e9f, -1e10f};
+      for (std::size_t f = 0; f < 3; ++f)
+        for (std::size_t j = 0; j < T; ++j) m(f, j) = all_fills[f];
+      return m;
+    });
+    const Held<Mat> fully_masked = hold(values, {3, T}, [&] { return softmax_rows(*row); });  // (3, T)
     s.note("Now a row with nothing to look at: every score masked, filled with -inf, -1e9 and "
            "-1e10 in turn (one row each).");
     s.show("fully_masked", row, {"-inf", "-1e9", "-1e10"}, cols);
     s.show("softmax(fully_masked, dim=-1)", fully_masked, {"-inf", "-1e9", "-1e10"}, cols);
-    s.table({"fill", "used by", "ordinary rows", "a fully masked row becomes"},
-            {{"-inf", "Raschka 3.5, Rakesh, Evolution of Attention", "(the reference)", row_outcome(fully_masked, 0)},
-             {"-1e9", "the Llama-3.2-3B walk-through", ordinary[0], row_outcome(fully_masked, 1)},
-             {"-1e10", "Phillips", ordinary[1], row_outcome(fully_masked, 2)}});
-    s.note(std::string(all_identical
-                           ? "On ordinary rows the three agree to the last bit here: exp(fill / sqrt(d_k) - max) "
-                             "underflows to 0 just like exp(-inf). "
-                           : "Here the finite fills do not vanish on every ordinary row: the scores are so "
-                             "negative that the fill is not far enough below them. With ordinary scores "
-                             "exp(fill / sqrt(d_k) - max) underflows to 0 just like exp(-inf). ") +
-           "The fills differ most when a whole row is masked (a padding query, or a mask that hides "
-           "the diagonal): -inf leaves 0/0 = NaN, which then spreads through every later layer, while "
-           "a large finite fill quietly spreads the weight evenly.");
+    if (values) {
+      s.table({"fill", "used by", "ordinary rows", "a fully masked row becomes"},
+              {{"-inf", "Raschka 3.5, Rakesh, Evolution of Attention", "(the reference)", row_outcome(*fully_masked, 0)},
+               {"-1e9", "the Llama-3.2-3B walk-through", ordinary[0], row_outcome(*fully_masked, 1)},
+               {"-1e10", "Phillips", ordinary[1], row_outcome(*fully_masked, 2)}});
+      s.note(std::string(all_identical
+                             ? "On ordinary rows the three agree to the last bit here: exp(fill / sqrt(d_k) - max) "
+                               "underflows to 0 just like exp(-inf). "
+                             : "Here the finite fills do not vanish on every ordinary row: the scores are so "
+                               "negative that the fill is not far enough below them. With ordinary scores "
+                               "exp(fill / sqrt(d_k) - max) underflows to 0 just like exp(-inf). ") +
+             "The fills differ most when a whole row is masked (a padding query, or a mask that hides "
+             "the diagonal): -inf leaves 0/0 = NaN, which then spreads through every later layer, while "
+             "a large finite fill quietly spreads the weight evenly.");
+    }
   }
   {
     auto& s = out.stage("Context vectors", "context_vec = attn_weights @ values");
@@ -409,45 +481,51 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.note("Row t mixes the values of tokens 1..t only.");
   }
 
-  // Proof that nothing leaks: change the last token's input, recompute, compare.
-  Ten3 x_changed = x;  // (B, T, d_in)
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t k = 0; k < set.d_in; ++k) x_changed(b, T - 1, k) += 1.0f;
-  const CausalRun changed = forward(x_changed, W_query, W_key, W_value);
+  // Proof that nothing leaks: change the last token's input, recompute, compare. (Without values
+  // x was never filled, and is not read.)
+  Ten3 x_changed = values ? x : Ten3(xt::empty<float>(x.shape()));  // (B, T, d_in)
+  if (values)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t k = 0; k < set.d_in; ++k) x_changed(b, T - 1, k) += 1.0f;
+  // Only the weights and context of the second run are read: its scores become its weights in place.
+  const CausalRun changed = forward(values, x_changed, W_query, W_key, W_value, d_out, /*keep_scores=*/false);
   {
     auto& s = out.stage("Nothing leaks from the future",
                         "x'[:, T-1] = x[:, T-1] + 1;  context_vec' = causal_attention(x')");
     view.in(s, "x'", x_changed);
     view.show(s, "context_vec'", changed.context_vec, tok);
-    double earlier_diff = 0.0;  // max |diff| over rows 1..T-1
-    if (T > 1) {
-      const auto earlier = xt::view(changed.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
-      const auto before = xt::view(r.context_vec, xt::all(), xt::range(0, T - 1), xt::all());
-      const Ten3 a = earlier, b = before;  // (B, T-1, d_out)
-      earlier_diff = max_abs_diff(a, b);
-      // Bound 0, not rounding: the future reaches these rows only through weights that are exactly 0.
-      check_identical(s, "rows 1.." + std::to_string(T - 1) + " of context_vec are unchanged: nothing leaked from the future",
-                      a, b);
+    if (values) {
+      const Ten3& after = *changed.context_vec;  // (B, T, d_out)
+      const Ten3& before = *r.context_vec;       // (B, T, d_out)
+      double earlier_diff = 0.0;  // max |diff| over rows 1..T-1
+      if (T > 1) {
+        const Ten3 a = xt::view(after, xt::all(), xt::range(0, T - 1), xt::all());   // (B, T-1, d_out)
+        const Ten3 b = xt::view(before, xt::all(), xt::range(0, T - 1), xt::all());  // (B, T-1, d_out)
+        earlier_diff = max_abs_diff(a, b);
+        // Bound 0, not rounding: the future reaches these rows only through weights that are exactly 0.
+        check_identical(s, "rows 1.." + std::to_string(T - 1) + " of context_vec are unchanged: nothing leaked from the future",
+                        a, b);
+      }
+      const Ten3 last_after = xt::view(after, xt::all(), xt::range(T - 1, T), xt::all());    // (B, 1, d_out)
+      const Ten3 last_before = xt::view(before, xt::all(), xt::range(T - 1, T), xt::all());  // (B, 1, d_out)
+      double last_self = 0.0;  // the weight row T gives its own token (the largest over the batch)
+      for (std::size_t b = 0; b < B; ++b) last_self = std::fmax(last_self, (*changed.attn_weights)(b, T - 1, T - 1));
+      const double moved = max_abs_diff(last_after, last_before);
+      s.question("did row " + std::to_string(T) + " (\"" + tok[T - 1] + "\"), the changed token's own output, change?",
+                 "max |diff|", moved, Relation::AtLeast, 1e-6,
+                 last_self < 1e-6 ? "row " + std::to_string(T) + " gives its own token weight " +
+                                        report::measured(last_self) + ", so the changed value does not reach it"
+                                  : "these weights map the change to (almost) nothing");
+      // Said only as far as the numbers above bear it out.
+      const bool earlier_same = earlier_diff == 0.0;
+      const bool last_moved = holds(moved, Relation::AtLeast, 1e-6);
+      if (T > 1 && earlier_same)
+        s.note(std::string(last_moved ? "Only the last token's own output moved. " : "") +
+               "Every earlier row is bit-for-bit the same, because the changed token reached them only "
+               "through weights that are exactly 0.");
     }
-    const Ten3 last_after = xt::view(changed.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
-    const Ten3 last_before = xt::view(r.context_vec, xt::all(), xt::range(T - 1, T), xt::all());
-    double last_self = 0.0;  // the weight row T gives its own token (the largest over the batch)
-    for (std::size_t b = 0; b < B; ++b) last_self = std::fmax(last_self, changed.attn_weights(b, T - 1, T - 1));
-    const double moved = max_abs_diff(last_after, last_before);
-    s.question("did row " + std::to_string(T) + " (\"" + tok[T - 1] + "\"), the changed token's own output, change?",
-               "max |diff|", moved, Relation::AtLeast, 1e-6,
-               last_self < 1e-6 ? "row " + std::to_string(T) + " gives its own token weight " +
-                                      report::measured(last_self) + ", so the changed value does not reach it"
-                                : "these weights map the change to (almost) nothing");
-    // Said only as far as the numbers above bear it out.
-    const bool earlier_same = earlier_diff == 0.0;
-    const bool last_moved = holds(moved, Relation::AtLeast, 1e-6);
     if (T == 1)
       s.note("With one token there is no earlier row to protect: the only output is the changed token's own.");
-    else if (earlier_same)
-      s.note(std::string(last_moved ? "Only the last token's own output moved. " : "") +
-             "Every earlier row is bit-for-bit the same, because the changed token reached them only "
-             "through weights that are exactly 0.");
   }
 }
 

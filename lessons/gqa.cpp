@@ -33,6 +33,9 @@
 namespace attn {
 namespace {
 
+using report::Held;
+using report::hold;
+
 // A layer whose key/value weights hold every kv head once per query head reading it: rows of
 // kv head kv_head_of(i) placed at query head i's rows. (rows, d_in) -> (h * d_k, d_in).
 Linear expand_kv_weight(const Linear& kv_layer, std::size_t h, std::size_t h_kv, std::size_t d_k) {
@@ -73,23 +76,33 @@ std::size_t kv_heads_option(const LessonOptions& opts, std::size_t h, std::size_
 
 void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(123);
-  const LessonInput in = lesson_input(opts, 8, 1, true);
+  // Sizes first, as soon as the input's are known and before x is made. A --shapes-only run
+  // whose tensors are too large to print, alone or together (Llama's sizes), computes nothing
+  // (check_sizes): `values` is then false and every tensor below holds its shape alone.
+  std::size_t h = 0, d_k = 0, h_kv = 0;
+  bool values = true;
+  const LessonInput in = lesson_input(opts, 8, 1, true, [&](const InputSizes& n) {
+    h = size_option(opts.heads, 4, "--heads");
+    if (n.d_in % h != 0)
+      throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + std::to_string(n.d_in),
+                       std::to_string(h));
+    d_k = n.d_in / h;
+    h_kv = kv_heads_option(opts, h, n.d_in, d_k);
+    if (h_kv > h || h % h_kv != 0)
+      throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
+                       std::to_string(h_kv));
+    values = check_sizes({{"attn_scores", {n.B, h, n.T, n.T}, "--batch, --heads, --seq-len"},
+                          {"W_query.weight", {h * d_k, n.d_in}, "--d-in"},
+                          {"out_proj.weight", {n.d_in, h * d_k}, "--d-in"},
+                          {"W_key_mha.weight", {h * d_k, n.d_in}, "--d-in"},
+                          {"queries", {n.B, n.T, h * d_k}, "--batch, --seq-len, --d-in"}},
+                         opts.shapes_only, /*values_optional=*/!out.keep_values);
+    return values;
+  });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;
   const auto& tok = in.rows;
   const auto& cols = in.cols;
-
-  const std::size_t h = size_option(opts.heads, 4, "--heads");
-  if (d_in % h != 0)
-    throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + std::to_string(d_in),
-                     std::to_string(h));
-  const std::size_t d_k = d_in / h;
-  const std::size_t h_kv = kv_heads_option(opts, h, d_in, d_k);
-  if (h_kv > h || h % h_kv != 0)
-    throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
-                     std::to_string(h_kv));
   const std::size_t groups = h / h_kv;  // query heads per kv head
-  check_size("attn_scores", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
-  check_size("W_query.weight", {h * d_k, d_in}, opts.shapes_only, "--d-in");
 
   // The layer names on screen: W_query, ... or, under --preset llama, the model's q_proj, ...
   const ArticleModel names = article_model(opts.preset);
@@ -97,16 +110,17 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
 
   // Four bias-free layers, drawn in the order a GQA module's __init__ builds them (the order
   // heads --preset llama draws q_proj, k_proj, v_proj, o_proj too), or read from --weights.
+  // A run without values records them without drawing.
   recipe::Recipe steps = in.recipe;
   TorchGenerator gen(seed);
   if (opts.weights.empty()) steps.seed(gen, seed);
   GqaModel m;
   m.heads = h;
   m.kv_heads = h_kv;
-  m.W_query = linear_weights(opts, "W_query", d_in, h * d_k, false, gen, steps, Wq);     // weight (h * d_k, d_in)
-  m.W_key = linear_weights(opts, "W_key", d_in, h_kv * d_k, false, gen, steps, Wk);      // weight (h_kv * d_k, d_in)
-  m.W_value = linear_weights(opts, "W_value", d_in, h_kv * d_k, false, gen, steps, Wv);  // weight (h_kv * d_k, d_in)
-  m.out_proj = linear_weights(opts, "out_proj", h * d_k, d_in, false, gen, steps, Wo);   // weight (d_in, h * d_k)
+  m.W_query = linear_weights(opts, "W_query", d_in, h * d_k, false, gen, steps, Wq, values);     // weight (h * d_k, d_in)
+  m.W_key = linear_weights(opts, "W_key", d_in, h_kv * d_k, false, gen, steps, Wk, values);      // weight (h_kv * d_k, d_in)
+  m.W_value = linear_weights(opts, "W_value", d_in, h_kv * d_k, false, gen, steps, Wv, values);  // weight (h_kv * d_k, d_in)
+  m.out_proj = linear_weights(opts, "out_proj", h * d_k, d_in, false, gen, steps, Wo, values);   // weight (d_in, h * d_k)
 
   std::vector<std::string> setting;
   if (steps.uses_seed()) setting.push_back("seed " + std::to_string(seed));
@@ -121,14 +135,38 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   out.header = {"gqa", "Grouped-query attention: from multi-head to multi-query",
                 "Ainslie et al. 2023, GQA; the Llama-3.2-3B attention block", setting, steps.lines()};
 
-  const Ten3& x = in.x;                        // (B, T, d_in)
-  const GqaForward f = gqa_forward(m, x, true);  // every stage, (B, T, d_in) -> (B, T, d_in)
+  const Ten3& x = in.x;  // (B, T, d_in)
+  GqaForward f;          // every stage, (B, T, d_in) -> (B, T, d_in); left empty in a run without values
+  if (values) f = gqa_forward(m, x, true);
+  // A weight, or a stage of the forward pass moved into shared storage; its shape alone when not computed.
+  auto weight = [&](const Mat& w, std::size_t rows, std::size_t width) {
+    return values ? Held<Mat>(w) : Held<Mat>(Shape{rows, width});  // (out, in)
+  };
+  auto take3 = [&](Ten3& t, Shape shape) { return hold(values, std::move(shape), [&] { return std::move(t); }); };
+  auto take4 = [&](Ten4& t, Shape shape) { return hold(values, std::move(shape), [&] { return std::move(t); }); };
+  // check_close reads these below, before they move into shared storage.
+  const Ten4 context_in_place = values ? f.attn.context : Ten4{};  // (B, h, T, d_k)
+  const Ten3 output_gqa = values ? f.output : Ten3{};              // (B, T, d_in)
+  const auto queries = take3(f.queries, {B, T, h * d_k});
+  const auto keys = take3(f.keys, {B, T, h_kv * d_k});
+  const auto values_ = take3(f.values, {B, T, h_kv * d_k});
+  const auto q_heads = take4(f.q_heads, {B, h, T, d_k});
+  const auto k_heads = take4(f.k_heads, {B, h_kv, T, d_k});
+  const auto v_heads = take4(f.v_heads, {B, h_kv, T, d_k});
+  const auto attn_scores = take4(f.attn.attn_scores, {B, h, T, T});
+  const auto attn_weights = take4(f.attn.attn_weights, {B, h, T, T});
+  const auto context = take3(f.context, {B, T, h * d_k});
+  const auto output = take3(f.output, {B, T, d_in});
   const std::string H = std::to_string(h), HKV = std::to_string(h_kv), DK = std::to_string(d_k),
                     G = std::to_string(groups);
 
   {
     auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings");
     for (const auto& note : opts.preset_notes) s.note(note);
+    if (!values)
+      s.note("--shapes-only at these sizes computes nothing: the stages below list names and shapes only, and "
+             "the checks on the numbers and the sentences about them, which need the values, are left out. "
+             "The KV cache table at the end needs only the sizes.");
   }
 
   {
@@ -136,9 +174,9 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                         "queries = x @ " + Wq + ".weight^T   # " + Wq + " = nn.Linear(d_in, h*d_k, bias=False)\n"
                         "keys = x @ " + Wk + ".weight^T; values = x @ " + Wv + ".weight^T   # nn.Linear(d_in, h_kv*d_k, bias=False)");
     s.in("x", x);
-    s.show(Wq + ".weight", m.W_query.weight).show(Wk + ".weight", m.W_key.weight);
-    s.show(Wv + ".weight", m.W_value.weight).show(Wo + ".weight", m.out_proj.weight);
-    s.show("queries", f.queries, tok).show("keys", f.keys, tok).show("values", f.values, tok);
+    s.show(Wq + ".weight", weight(m.W_query.weight, h * d_k, d_in)).show(Wk + ".weight", weight(m.W_key.weight, h_kv * d_k, d_in));
+    s.show(Wv + ".weight", weight(m.W_value.weight, h_kv * d_k, d_in)).show(Wo + ".weight", weight(m.out_proj.weight, d_in, h * d_k));
+    s.show("queries", queries, tok).show("keys", keys, tok).show("values", values_, tok);
     s.note(Wq + " has " + std::to_string(h * d_k) + " rows (" + H + " heads of " + DK + "); " + Wk + " and " + Wv +
            " have " + std::to_string(h_kv * d_k) + " (" + HKV + " heads of " + DK + "), so the key and value projections are " +
            ratio_text(h, h_kv) + " narrower than the query projection.");
@@ -151,8 +189,8 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Split into heads: " + H + " query heads, " + HKV + " key/value heads",
                         "q_heads = queries.view(B, T, h, d_k).transpose(1, 2)\n"
                         "k_heads = keys.view(B, T, h_kv, d_k).transpose(1, 2)   # likewise v_heads");
-    s.in("queries", f.queries).in("keys", f.keys);
-    s.show("q_heads", f.q_heads, tok).show("k_heads", f.k_heads, tok).show("v_heads", f.v_heads, tok);
+    s.in("queries", queries).in("keys", keys);
+    s.show("q_heads", q_heads, tok).show("k_heads", k_heads, tok).show("v_heads", v_heads, tok);
     s.table({"query head i", "reads kv head i // " + G}, rows);
     s.note("Query heads " + std::string(groups > 1 ? "sit in groups of " + G + " next to each other" : "each have their own kv head") +
            ": query head i reads key/value head i // " + G + ". " +
@@ -161,46 +199,49 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                                   : "This is grouped-query attention."));
   }
 
-  const Ten4 k_rep = repeat_kv_heads(f.k_heads, groups);  // (B, h_kv, T, d_k) -> (B, h, T, d_k)
-  const Ten4 v_rep = repeat_kv_heads(f.v_heads, groups);  // (B, h, T, d_k)
-  const Attention copied = scaled_dot_product_attention(f.q_heads, k_rep, v_rep, true);  // context (B, h, T, d_k)
+  const auto k_rep = hold(values, {B, h, T, d_k}, [&] { return repeat_kv_heads(*k_heads, groups); });  // (B, h_kv, T, d_k) -> (B, h, T, d_k)
   {
     auto& s = out.stage("The copy PyTorch code makes, and why core does not need it",
                         "k_rep = k_heads.repeat_interleave(h // h_kv, dim=1)   # likewise v_rep\n"
                         "context = softmax(causal(q_heads @ k_rep.transpose(2, 3)) / sqrt(d_k)) @ v_rep");
-    s.in("k_heads", f.k_heads);
+    s.in("k_heads", k_heads);
     s.show("k_rep", k_rep, tok);
-    check_close(s, "attention read in place (no copy) equals attention on the repeated copy", f.attn.context,
-                copied.context);
+    if (values) {
+      const Ten4 v_rep = repeat_kv_heads(*v_heads, groups);                                        // (B, h, T, d_k)
+      const Attention copied = scaled_dot_product_attention(*q_heads, *k_rep, v_rep, true);  // context (B, h, T, d_k)
+      check_close(s, "attention read in place (no copy) equals attention on the repeated copy", context_in_place,
+                  copied.context);
+    }
+    const std::size_t rep_size = B * h * T * d_k, distinct = B * h_kv * T * d_k;  // numbers per role
     if (groups > 1)
-      s.note("The copy holds " + std::to_string(k_rep.size()) + " numbers per role where " +
-             std::to_string(f.k_heads.size()) + " are distinct: each kv head appears " + G +
+      s.note("The copy holds " + std::to_string(rep_size) + " numbers per role where " + std::to_string(distinct) +
+             " are distinct: each kv head appears " + G +
              " times in a row. Core instead multiplies the " + G + " adjacent query heads of a group, one (" +
              std::to_string(groups * T) + ", " + DK + ") block, against their kv head directly.");
     else
       s.note("With h_kv = h, repeat_interleave(1, dim=1) copies nothing new: k_rep is k_heads, " +
-             std::to_string(k_rep.size()) + " numbers, one kv head per query head.");
+             std::to_string(rep_size) + " numbers, one kv head per query head.");
   }
 
   {
     auto& s = out.stage("Causal attention and the output projection",
                         "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)\n"
                         "output = (attn_weights @ v_rep).transpose(1, 2).reshape(B, T, h*d_k) @ " + Wo + ".weight^T");
-    s.in("q_heads", f.q_heads).in("k_rep", k_rep);
-    s.show("attn_scores", f.attn.attn_scores, tok, cols);
-    s.show("attn_weights", f.attn.attn_weights, tok, cols);
-    check_rows_sum_to_one(s, "attn_weights", f.attn.attn_weights);
-    s.show("context", f.context, tok);
-    s.show("output", f.output, tok);
+    s.in("q_heads", q_heads).in("k_rep", k_rep);
+    s.show("attn_scores", attn_scores, tok, cols);
+    s.show("attn_weights", attn_weights, tok, cols);
+    if (values) check_rows_sum_to_one(s, "attn_weights", *attn_weights);
+    s.show("context", context, tok);
+    s.show("output", output, tok);
     double worst = 0.0;  // largest difference between two query heads sharing a kv head
-    if (groups > 1)
+    if (values && groups > 1)
       for (std::size_t i = 1; i < h; ++i)
         if (kv_head_of(i, h, h_kv) == kv_head_of(i - 1, h, h_kv)) {
-          const auto a = xt::view(f.attn.attn_weights, xt::all(), i, xt::all(), xt::all());
-          const auto b = xt::view(f.attn.attn_weights, xt::all(), i - 1, xt::all(), xt::all());
+          const auto a = xt::view(*attn_weights, xt::all(), i, xt::all(), xt::all());
+          const auto b = xt::view(*attn_weights, xt::all(), i - 1, xt::all(), xt::all());
           worst = std::fmax(worst, static_cast<double>(xt::amax(xt::abs(a - b))()));
         }
-    if (groups > 1)
+    if (values && groups > 1)
       s.note("Query heads that share keys still weigh them differently: their own queries differ. The largest "
              "difference between the weights of two neighbouring heads in one group is " +
              report::fixed(worst, 4) + ".");
@@ -209,25 +250,29 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   // h_kv = h: an MHA layer whose key/value weights are this layer's, one copy per query head.
   GqaModel mha = m;
   mha.kv_heads = h;
-  mha.W_key = expand_kv_weight(m.W_key, h, h_kv, d_k);      // weight (h * d_k, d_in)
-  mha.W_value = expand_kv_weight(m.W_value, h, h_kv, d_k);  // weight (h * d_k, d_in)
-  const GqaForward f_mha = gqa_forward(mha, x, true);         // (B, T, d_in)
-  // Ordinary multi-head attention, the heads lesson's route: split, attend per head, merge.
-  const Ten4 q_plain = swap_token_head_axes(split_heads(linear(mha.W_query, x), h));  // (B, h, T, d_k)
-  const Ten4 k_plain = swap_token_head_axes(split_heads(linear(mha.W_key, x), h));    // (B, h, T, d_k)
-  const Ten4 v_plain = swap_token_head_axes(split_heads(linear(mha.W_value, x), h));  // (B, h, T, d_k)
-  const Attention plain = scaled_dot_product_attention(q_plain, k_plain, v_plain, true);  // context (B, h, T, d_k)
-  const Ten3 plain_out = linear(mha.out_proj, merge_heads(swap_token_head_axes(plain.context)));  // (B, T, d_in)
+  if (values) {
+    mha.W_key = expand_kv_weight(m.W_key, h, h_kv, d_k);      // weight (h * d_k, d_in)
+    mha.W_value = expand_kv_weight(m.W_value, h, h_kv, d_k);  // weight (h * d_k, d_in)
+  }
   {
     auto& s = out.stage("h_kv = h is multi-head attention; h_kv = 1 is multi-query attention",
                         Wk + "_mha.weight = " + Wk + ".weight.view(h_kv, d_k, d_in).repeat_interleave(h // h_kv, dim=0)"
                         ".reshape(h*d_k, d_in)");
-    s.in(Wk + ".weight", m.W_key.weight);
-    s.show(Wk + "_mha.weight", mha.W_key.weight);
-    check_close(s, "GQA run with h_kv = h equals ordinary multi-head attention (split, attend, merge)", f_mha.output,
-                plain_out);
-    check_close(s, "this GQA layer equals the multi-head layer whose key/value heads are its kv heads repeated",
-                f.output, f_mha.output);
+    s.in(Wk + ".weight", weight(m.W_key.weight, h_kv * d_k, d_in));
+    s.show(Wk + "_mha.weight", weight(mha.W_key.weight, h * d_k, d_in));
+    if (values) {
+      const GqaForward f_mha = gqa_forward(mha, x, true);  // (B, T, d_in)
+      // Ordinary multi-head attention, the heads lesson's route: split, attend per head, merge.
+      const Ten4 q_plain = swap_token_head_axes(split_heads(linear(mha.W_query, x), h));  // (B, h, T, d_k)
+      const Ten4 k_plain = swap_token_head_axes(split_heads(linear(mha.W_key, x), h));    // (B, h, T, d_k)
+      const Ten4 v_plain = swap_token_head_axes(split_heads(linear(mha.W_value, x), h));  // (B, h, T, d_k)
+      const Attention plain = scaled_dot_product_attention(q_plain, k_plain, v_plain, true);  // context (B, h, T, d_k)
+      const Ten3 plain_out = linear(mha.out_proj, merge_heads(swap_token_head_axes(plain.context)));  // (B, T, d_in)
+      check_close(s, "GQA run with h_kv = h equals ordinary multi-head attention (split, attend, merge)", f_mha.output,
+                  plain_out);
+      check_close(s, "this GQA layer equals the multi-head layer whose key/value heads are its kv heads repeated",
+                  output_gqa, f_mha.output);
+    }
     s.note("GQA is multi-head attention with tied key/value weights: the " + std::to_string(h) +
            "-head layer above has " + std::to_string(h * d_k) + " key rows but only " + std::to_string(h_kv * d_k) +
            " distinct ones. At the other end, --kv-heads 1 is multi-query attention (Shazeer 2019): " + Wk + " would be (" +
@@ -278,8 +323,10 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
     // must follow from the tensor, one layer in float32 scaled to every layer in bf16.
     const bool llama_sized = d_in == L.hidden && h == L.heads && h_kv == L.kv_heads && d_k == L.head_dim;
     if (llama_sized) {
-      const double from_tensor = 2.0 * static_cast<double>(m.W_key.weight.shape()[0]) * 4.0;  // K and V, float32
-      s.check("this layer is Llama-3.2-3B's: 2 * " + Wk + ".weight's " + std::to_string(m.W_key.weight.shape()[0]) +
+      // W_key.weight's rows, read from the tensor when it was drawn or loaded.
+      const std::size_t key_rows = m.W_key.weight.size() ? m.W_key.weight.shape()[0] : h_kv * d_k;
+      const double from_tensor = 2.0 * static_cast<double>(key_rows) * 4.0;  // K and V, float32
+      s.check("this layer is Llama-3.2-3B's: 2 * " + Wk + ".weight's " + std::to_string(key_rows) +
                   " rows * 4 bytes (float32), times " + std::to_string(L.layers) + " layers in bf16, is the GQA row",
               "|scaled - GQA row| bytes",
               std::fabs(from_tensor * static_cast<double>(L.layers) * static_cast<double>(L.dtype_bytes) / 4.0 -

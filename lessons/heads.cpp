@@ -13,6 +13,7 @@
 #include <xtensor/xview.hpp>
 
 #include "core/attention.hpp"
+#include "core/fast_attention.hpp"
 #include "core/heads.hpp"
 #include "core/linear.hpp"
 #include "core/mask.hpp"
@@ -25,6 +26,12 @@
 
 namespace attn {
 namespace {
+
+using report::Held;
+using report::hold;
+
+// The threads the memory table of a run without values assumes for the fast path.
+constexpr std::size_t kFastScratchThreads = 2;
 
 struct Projections {
   Linear W_query, W_key, W_value, out_proj;
@@ -97,11 +104,6 @@ std::string masked_fill_inplace_error(const Shape& a, const Shape& mask, std::si
 
 void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(123);  // the book's seed for 3.6.2
-  const LessonInput in = lesson_input(opts, 3, 2, true);  // the book stacks two copies
-  const std::size_t B = in.B, T = in.T, d_in = in.d_in;
-  const auto& tok = in.rows;   // row labels
-  const auto& cols = in.cols;  // column labels (empty when the batch holds different sentences)
-
   const std::size_t d_out = projection_width(opts, 2);
   const std::size_t h = size_option(opts.heads, 2, "--heads");
   const bool causal = opts.causal.value_or(true);
@@ -116,6 +118,21 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const std::size_t groups = h / kv;   // query heads per key/value head
   const std::size_t d_kv = kv * d_k;   // width of the key and value projections
   const bool grouped = kv != h;
+  // Sizes are checked as soon as the input's are known, before x is made. A --shapes-only run
+  // past printable sizes computes nothing (check_sizes): `values` is then false, and every
+  // tensor below holds its shape alone.
+  bool values = true;
+  const LessonInput in = lesson_input(opts, 3, 2, true, [&](const InputSizes& n) {  // the book stacks two copies
+    values = check_sizes({{"attn_scores", {n.B, h, n.T, n.T}, "--batch, --heads, --seq-len"},
+                          {"queries", {n.B, n.T, d_out}, "--batch, --seq-len, --d-out"},
+                          {"W_query.weight", {d_out, n.d_in}, "--d-in, --d-out"},
+                          {"out_proj.weight", {d_out, d_out}, "--d-out"}},
+                         opts.shapes_only, /*values_optional=*/!out.keep_values);
+    return values;
+  });
+  const std::size_t B = in.B, T = in.T, d_in = in.d_in;
+  const auto& tok = in.rows;   // row labels
+  const auto& cols = in.cols;  // column labels (empty when the batch holds different sentences)
   const bool qkv_bias = opts.weights.empty() ? opts.qkv_bias : opts.weights.count("W_query_bias") != 0;
   const ArticleModel model = article_model(opts.preset);  // names, mask and mistakes of the preset's article
   const bool out_bias = opts.weights.empty() ? model.out_proj_bias : opts.weights.count("out_proj_bias") != 0;
@@ -123,23 +140,19 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const std::string& Wk = model.key;
   const std::string& Wv = model.value;
   const std::string& Wo = model.output;
-  check_size("attn_scores", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
-  check_size("queries", {B, T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
-  check_size("W_query.weight", {d_out, d_in}, opts.shapes_only, "--d-in, --d-out");
-  check_size("out_proj.weight", {d_out, d_out}, opts.shapes_only, "--d-out");
 
   const std::string din = std::to_string(d_in), dout = std::to_string(d_out), dkv = std::to_string(d_kv);
   // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them (or loaded from
   // --weights). The header's "reproduce in PyTorch" lines are rendered from this recipe, which
-  // starts with however x was made.
+  // starts with however x was made. A run without values records them without drawing.
   recipe::Recipe steps = in.recipe;
   TorchGenerator gen(seed);
   if (opts.weights.empty()) steps.seed(gen, seed);
   Projections p;
-  p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen, steps, Wq);     // weight (d_out, d_in)
-  p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen, steps, Wk);          // weight (d_kv, d_in)
-  p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen, steps, Wv);      // weight (d_kv, d_in)
-  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, out_bias, gen, steps, Wo);  // weight (d_out, d_out)
+  p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen, steps, Wq, values);     // weight (d_out, d_in)
+  p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen, steps, Wk, values);          // weight (d_kv, d_in)
+  p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen, steps, Wv, values);      // weight (d_kv, d_in)
+  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, out_bias, gen, steps, Wo, values);  // weight (d_out, d_out)
   if (opts.weights.empty() && !grouped && opts.preset.empty()) {
     steps.add(recipe::Comment{"or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
                               ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(qkv_bias) + "),"});
@@ -163,24 +176,36 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                 setting, steps.lines()};
 
   const Ten3& x = in.x;  // (B, T, d_in)
+  const double per_scores = 4.0 * B * h * T * T;  // bytes of one (B, h, T, T) float32 tensor
   {
     auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings");
     for (const auto& note : opts.preset_notes) s.note(note);
+    if (!values)
+      s.note("--shapes-only at this size computes nothing: the stages below list names and shapes only, "
+             "and the checks and the sentences about the numbers, which need the values, are left out. "
+             "What the values would take is in the scores stage.");
   }
 
+  // A weight, or its shape when nothing was drawn.
+  auto weight = [&](const Mat& w, std::size_t rows, std::size_t cols_) {
+    return values ? Held<Mat>(w) : Held<Mat>(Shape{rows, cols_});  // (out, in)
+  };
+  auto bias = [&](const Vec& b, std::size_t n) { return values ? Held<Vec>(b) : Held<Vec>(Shape{n}); };  // (out,)
+  // Loaded layers have the biases their files give; drawn ones the options' (also when not drawn).
+  auto has_bias = [&](const Linear& layer, bool drawn) { return opts.weights.empty() ? drawn : layer.has_bias(); };
   {
     auto& s = out.stage("Weights: one fused projection per role, plus " + Wo,
                         grouped ? Wq + " = nn.Linear(d_in, d_out); " + Wk + ", " + Wv + " = nn.Linear(d_in, kv_heads * d_k)"
                                 : Wq + ", " + Wk + ", " + Wv + " = nn.Linear(d_in, d_out); " + Wo +
                                       " = nn.Linear(d_out, d_out" + (out_bias ? "" : ", bias=False") + ")");
-    s.show(Wq + ".weight", p.W_query.weight);
-    if (p.W_query.has_bias()) s.show(Wq + ".bias", p.W_query.bias);
-    s.show(Wk + ".weight", p.W_key.weight);
-    if (p.W_key.has_bias()) s.show(Wk + ".bias", p.W_key.bias);
-    s.show(Wv + ".weight", p.W_value.weight);
-    if (p.W_value.has_bias()) s.show(Wv + ".bias", p.W_value.bias);
-    s.show(Wo + ".weight", p.out_proj.weight);
-    if (p.out_proj.has_bias()) s.show(Wo + ".bias", p.out_proj.bias);
+    s.show(Wq + ".weight", weight(p.W_query.weight, d_out, d_in));
+    if (has_bias(p.W_query, qkv_bias)) s.show(Wq + ".bias", bias(p.W_query.bias, d_out));
+    s.show(Wk + ".weight", weight(p.W_key.weight, d_kv, d_in));
+    if (has_bias(p.W_key, qkv_bias)) s.show(Wk + ".bias", bias(p.W_key.bias, d_kv));
+    s.show(Wv + ".weight", weight(p.W_value.weight, d_kv, d_in));
+    if (has_bias(p.W_value, qkv_bias)) s.show(Wv + ".bias", bias(p.W_value.bias, d_kv));
+    s.show(Wo + ".weight", weight(p.out_proj.weight, d_out, d_out));
+    if (has_bias(p.out_proj, out_bias)) s.show(Wo + ".bias", bias(p.out_proj.bias, d_out));
     s.note("Head i (counting from 0) will use rows [i*d_k : (i+1)*d_k] of each (d_out, d_in) weight, "
            "with d_k = " + std::to_string(d_k) + ": the " + std::to_string(h) +
            " heads are already inside one matrix." +
@@ -190,19 +215,19 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     if (!opts.weights.empty()) s.note(weights_origin(opts));
   }
 
-  const Ten3 queries = linear(p.W_query, x);  // (B, T, d_in) -> (B, T, d_out)
-  const Ten3 keys = linear(p.W_key, x);       // (B, T, d_kv)
-  const Ten3 values = linear(p.W_value, x);   // (B, T, d_kv)
+  const auto queries = hold(values, {B, T, d_out}, [&] { return linear(p.W_query, x); });  // (B, T, d_in) -> (B, T, d_out)
+  const auto keys = hold(values, {B, T, d_kv}, [&] { return linear(p.W_key, x); });        // (B, T, d_kv)
+  const auto values_ = hold(values, {B, T, d_kv}, [&] { return linear(p.W_value, x); });   // (B, T, d_kv)
   {
     auto& s = out.stage("Fused projections", "queries = x @ " + Wq + ".weight^T" +
                                                  (qkv_bias ? " + " + Wq + ".bias" : "") + "  (likewise keys, values)");
     s.in("x", x);
-    s.show("queries", queries, tok).show("keys", keys, tok).show("values", values, tok);
+    s.show("queries", queries, tok).show("keys", keys, tok).show("values", values_, tok);
   }
 
-  const Ten4 q_view = split_heads(queries, h);  // (B, T, d_out) -> (B, T, h, d_k)
-  const Ten4 k_view = split_heads(keys, kv);    // (B, T, d_kv) -> (B, T, kv, d_k)
-  const Ten4 v_view = split_heads(values, kv);  // (B, T, kv, d_k)
+  const auto q_view = hold(values, {B, T, h, d_k}, [&] { return split_heads(*queries, h); });   // (B, T, d_out) -> (B, T, h, d_k)
+  const auto k_view = hold(values, {B, T, kv, d_k}, [&] { return split_heads(*keys, kv); });    // (B, T, d_kv) -> (B, T, kv, d_k)
+  const auto v_view = hold(values, {B, T, kv, d_k}, [&] { return split_heads(*values_, kv); }); // (B, T, kv, d_k)
   {
     auto& s = out.stage("Split into heads", grouped ? "queries.view(B, T, h, d_k);  keys, values: .view(B, T, kv_heads, d_k)"
                                                     : "queries.view(B, T, h, d_k)  (likewise keys, values)");
@@ -213,11 +238,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            "each row inside it one head.");
   }
 
-  const Ten4 q_heads = swap_token_head_axes(q_view);     // (B, T, h, d_k) -> (B, h, T, d_k)
-  const Ten4 k_kv_heads = swap_token_head_axes(k_view);  // (B, kv, T, d_k)
-  const Ten4 v_kv_heads = swap_token_head_axes(v_view);  // (B, kv, T, d_k)
-  const Ten4 k_heads = repeat_kv_heads(k_kv_heads, groups);  // (B, kv, T, d_k) -> (B, h, T, d_k)
-  const Ten4 v_heads = repeat_kv_heads(v_kv_heads, groups);  // (B, h, T, d_k)
+  const auto q_heads = hold(values, {B, h, T, d_k}, [&] { return swap_token_head_axes(*q_view); });      // (B, T, h, d_k) -> (B, h, T, d_k)
+  const auto k_kv_heads = hold(values, {B, kv, T, d_k}, [&] { return swap_token_head_axes(*k_view); });  // (B, kv, T, d_k)
+  const auto v_kv_heads = hold(values, {B, kv, T, d_k}, [&] { return swap_token_head_axes(*v_view); });  // (B, kv, T, d_k)
+  const auto k_heads = hold(values, {B, h, T, d_k}, [&] { return repeat_kv_heads(*k_kv_heads, groups); });  // (B, kv, T, d_k) -> (B, h, T, d_k)
+  const auto v_heads = hold(values, {B, h, T, d_k}, [&] { return repeat_kv_heads(*v_kv_heads, groups); });  // (B, h, T, d_k)
   {
     auto& s = out.stage("Heads before tokens", "q_heads = queries.view(B, T, h, d_k).transpose(1, 2)");
     s.in("queries.view(B, T, h, d_k)", q_view);
@@ -246,13 +271,37 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            std::to_string(h) + " heads as before. With --kv-heads equal to --heads this stage disappears.");
   }
 
-  const Attention a = attend(q_heads, k_heads, v_heads, causal, model);
+  // The attention itself, every (B, h, T, T) intermediate kept for the stages (attend keeps the
+  // scaled scores too; they are dropped here, no stage shows them).
+  Held<Ten4> attn_scores(Shape{B, h, T, T}), attn_weights(Shape{B, h, T, T});  // (B, h, T, T)
+  Held<Ten4> context_heads(Shape{B, h, T, d_k});                                // (B, h, T, d_k)
+  if (values) {
+    Attention a = attend(*q_heads, *k_heads, *v_heads, causal, model);
+    attn_scores = Held<Ten4>(std::move(a.attn_scores));
+    attn_weights = Held<Ten4>(std::move(a.attn_weights));
+    context_heads = Held<Ten4>(std::move(a.context));
+  }
   {
     auto& s = out.stage("Scores for every head", "attn_scores = q_heads @ k_heads.transpose(2, 3)");
     s.in("q_heads", q_heads).in("k_heads", k_heads);
-    s.show("attn_scores", a.attn_scores, tok, cols);
+    s.show("attn_scores", attn_scores, tok, cols);
     s.note("A batched matmul: one (T, d_k) @ (d_k, T) product per batch entry and head, " +
            std::to_string(B * h) + " of them in one call.");
+    if (!values) {
+      // What the values would take: the reason this run computed none.
+      const double fast = 4.0 * (B * T * d_out + kFastScratchThreads * kDefaultBlock * T);
+      s.table({"what the attention holds", "floats", "bytes"},
+              {{"attn_scores (attn_weights the same)", shape_str({B, h, T, T}), report::bytes(per_scores)},
+               {"scores, scaled, weights (materialised)", "3 x " + shape_str({B, h, T, T}), report::bytes(3 * per_scores)},
+               {"fast path: context + score blocks", shape_str({B, T, d_out}) + " + " +
+                    std::to_string(kFastScratchThreads) + " x " + shape_str({kDefaultBlock, T}),
+                report::bytes(fast)}});
+      s.note("The fast path (attention_context, src/core/fast_attention.hpp) computes the same context "
+             "without any (T, T) tensor: each thread scores a block of " + std::to_string(kDefaultBlock) +
+             " query rows against the keys they may see, takes the softmax there and multiplies by the values "
+             "at once (the table assumes " + std::to_string(kFastScratchThreads) +
+             " threads). Its memory grows with T, not with T x T.");
+    }
   }
   {
     // The book's own (b, num_heads, num_tokens, head_dim) = (1, 2, 3, 4) example, literally.
@@ -262,34 +311,44 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                      {{0.0772f, 0.3565f, 0.1479f, 0.5331f},
                       {0.4066f, 0.2318f, 0.4545f, 0.9737f},
                       {0.4606f, 0.5159f, 0.4220f, 0.5786f}}}};  // (1, 2, 3, 4)
-    const Ten4 batched = matmul_bt(a, a);  // (1, 2, 3, 4) @ (1, 2, 4, 3) -> (1, 2, 3, 3)
-    Ten4 looped = xt::zeros<float>({std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});  // (1, 2, 3, 3)
-    for (std::size_t head = 0; head < 2; ++head) {
-      const Mat one = xt::view(a, 0, head, xt::all(), xt::all());  // (3, 4)
-      xt::view(looped, 0, head, xt::all(), xt::all()) = matmul_bt(one, one);  // (3, 4) @ (4, 3) -> (3, 3)
-    }
+    const auto batched = hold(values, {1, 2, 3, 3}, [&] { return matmul_bt(a, a); });  // (1, 2, 3, 4) @ (1, 2, 4, 3) -> (1, 2, 3, 3)
     auto& s = out.stage("Aside: the book's batched matmul",
                         "a @ a.transpose(2, 3)   with a of shape (1, 2, 3, 4)");
-    s.show("a", a).show("a @ a.transpose(2, 3)", batched);
-    check_close(s, "equals a[0, 0] @ a[0, 0].T and a[0, 1] @ a[0, 1].T computed one head at a time", batched,
-                looped);
+    s.show("a", hold(values, {1, 2, 3, 4}, [&] { return a; })).show("a @ a.transpose(2, 3)", batched);
+    if (values) {
+      Ten4 looped = xt::zeros<float>({std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});  // (1, 2, 3, 3)
+      for (std::size_t head = 0; head < 2; ++head) {
+        const Mat one = xt::view(a, 0, head, xt::all(), xt::all());  // (3, 4)
+        xt::view(looped, 0, head, xt::all(), xt::all()) = matmul_bt(one, one);  // (3, 4) @ (4, 3) -> (3, 3)
+      }
+      check_close(s, "equals a[0, 0] @ a[0, 0].T and a[0, 1] @ a[0, 1].T computed one head at a time", *batched,
+                  looped);
+    }
     s.note("This is Raschka's example tensor from 3.6.2: one (3, 4) @ (4, 3) product per head, "
            "run as a single call. The scores above are the same operation on q_heads and k_heads.");
   }
   const bool keep_mask = causal && model.mask == MaskConvention::HideWhereZero;  // the article's mask == 0
   if (keep_mask) {
     // The article writes the mask the other way round from the book: show both, and that they agree.
-    const Mat book_mask = causal_mask(T);   // (T, T): 1 = hidden
-    const Mat keep = lower_triangle(T);     // (T, T): 0 = hidden
-    Mat hidden_book = xt::zeros<float>({T, T});     // (T, T): 1 where the book's mask hides
-    Mat hidden_article = xt::zeros<float>({T, T});  // (T, T): 1 where the article's mask hides
-    std::size_t hidden = 0;
-    for (std::size_t i = 0; i < T; ++i)
-      for (std::size_t j = 0; j < T; ++j) {
-        hidden_book(i, j) = book_mask(i, j) == 1.0f ? 1.0f : 0.0f;
-        hidden_article(i, j) = keep(i, j) == 0.0f ? 1.0f : 0.0f;
-        hidden += hidden_article(i, j) != 0.0f;
-      }
+    const auto book_mask = hold(values, {T, T}, [&] { return causal_mask(T); });  // (T, T): 1 = hidden
+    const auto keep = hold(values, {T, T}, [&] { return lower_triangle(T); });    // (T, T): 0 = hidden
+    const auto hidden_book = hold(values, {T, T}, [&] {  // (T, T): 1 where the book's mask hides
+      Mat m = xt::zeros<float>({T, T});
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t j = 0; j < T; ++j) m(i, j) = (*book_mask)(i, j) == 1.0f ? 1.0f : 0.0f;
+      return m;
+    });
+    const auto hidden_article = hold(values, {T, T}, [&] {  // (T, T): 1 where the article's mask hides
+      Mat m = xt::zeros<float>({T, T});
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t j = 0; j < T; ++j) m(i, j) = (*keep)(i, j) == 0.0f ? 1.0f : 0.0f;
+      return m;
+    });
+    std::size_t hidden = T * (T - 1) / 2;  // the positions above the diagonal; counted below when computed
+    if (values) {
+      hidden = 0;
+      for (float v : *hidden_article) hidden += v != 0.0f;
+    }
     auto& s = out.stage("Two ways to write the causal mask: 1 = hidden, or 0 = hidden",
                         "mask = torch.triu(torch.ones(T, T), diagonal=1)   # Raschka: masked_fill(mask.bool(), -inf)\n"
                         "mask = torch.tril(torch.ones(T, T))   # this article: masked_fill(mask == 0, " +
@@ -298,7 +357,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     s.show("torch.tril(torch.ones(T, T))", keep, cols, cols);
     s.show("triu(...) == 1", hidden_book, cols, cols);
     s.show("tril(...) == 0", hidden_article, cols, cols);
-    check_identical(s, "the two masks hide exactly the same positions", hidden_article, hidden_book);
+    if (values) check_identical(s, "the two masks hide exactly the same positions", *hidden_article, *hidden_book);
     s.note("Raschka's mask marks what is hidden (1 above the diagonal) and fills where it is true; this "
            "article's mask marks what may be seen (1 on and below the diagonal) and fills where it is 0. "
            "Both hide the same " + std::to_string(hidden) + " of the " + std::to_string(T * T) +
@@ -313,15 +372,17 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                            std::string(keep_mask ? "mask == 0" : "mask.bool()") + ", " + model.fill_text + "), dim=-1)"
                      : "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)";
     auto& s = out.stage(causal ? "Causal mask, scaling and softmax" : "Scaling and softmax (no mask)", equation);
-    s.in("attn_scores", a.attn_scores);
-    s.show("attn_weights", a.attn_weights, tok, cols);
+    s.in("attn_scores", attn_scores);
+    s.show("attn_weights", attn_weights, tok, cols);
     s.attention_weights();
-    check_rows_sum_to_one(s, "attn_weights", a.attn_weights);
-    if (causal && model.fill != -std::numeric_limits<float>::infinity()) {
-      const Attention inf = scaled_dot_product_attention(q_heads, k_heads, v_heads, true);  // Raschka's -inf
-      s.question("does the fill " + model.fill_text + " give exactly the weights -inf gives here?", "max |diff|",
-                 max_abs_diff(a.attn_weights, inf.attn_weights), Relation::AtMost, 0.0,
-                 "some scaled score is within about 104 of the fill, so exp(fill - max) is not 0 in float32");
+    if (values) {
+      check_rows_sum_to_one(s, "attn_weights", *attn_weights);
+      if (causal && model.fill != -std::numeric_limits<float>::infinity()) {
+        const Attention inf = scaled_dot_product_attention(*q_heads, *k_heads, *v_heads, true);  // Raschka's -inf
+        s.question("does the fill " + model.fill_text + " give exactly the weights -inf gives here?", "max |diff|",
+                   max_abs_diff(*attn_weights, inf.attn_weights), Relation::AtMost, 0.0,
+                   "some scaled score is within about 104 of the fill, so exp(fill - max) is not 0 in float32");
+      }
     }
     s.note((causal ? "The same (T, T) mask serves every batch entry and head; "
                    : "No mask here: every token sees every token, in every batch entry and head; ") +
@@ -329,16 +390,16 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   }
   {
     auto& s = out.stage("Context per head", "context_heads = attn_weights @ v_heads");
-    s.in("attn_weights", a.attn_weights).in("v_heads", v_heads);
-    s.show("context_heads", a.context, tok);
+    s.in("attn_weights", attn_weights).in("v_heads", v_heads);
+    s.show("context_heads", context_heads, tok);
   }
-  const Ten4 context_tokens = swap_token_head_axes(a.context);  // (B, h, T, d_k) -> (B, T, h, d_k)
+  const auto context_tokens = hold(values, {B, T, h, d_k}, [&] { return swap_token_head_axes(*context_heads); });  // (B, h, T, d_k) -> (B, T, h, d_k)
   {
     auto& s = out.stage("Tokens before heads again", "context_heads.transpose(1, 2)");
-    s.in("context_heads", a.context);
+    s.in("context_heads", context_heads);
     s.show("context_heads.transpose(1, 2)", context_tokens);
   }
-  const Ten3 context = merge_heads(context_tokens);  // (B, T, h, d_k) -> (B, T, d_out)
+  const auto context = hold(values, {B, T, d_out}, [&] { return merge_heads(*context_tokens); });  // (B, T, h, d_k) -> (B, T, d_out)
   {
     auto& s = out.stage("Merge the heads", "context_vec = context_heads.transpose(1, 2).contiguous().view(B, T, d_out)");
     s.in("context_heads.transpose(1, 2)", context_tokens);
@@ -348,32 +409,36 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   }
   if (model.combine_heads_returns_none) {
     // The walk-through's combine_heads builds this view and drops it: it has no return.
-    Ten3 returned = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), element by element
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t i = 0; i < h; ++i)
-          for (std::size_t j = 0; j < d_k; ++j) returned(b, t, i * d_k + j) = a.context(b, i, t, j);
+    const auto returned = hold(values, {B, T, d_out}, [&] {
+      Ten3 r = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), element by element
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t)
+          for (std::size_t i = 0; i < h; ++i)
+            for (std::size_t j = 0; j < d_k; ++j) r(b, t, i * d_k + j) = (*context_heads)(b, i, t, j);
+      return r;
+    });
     const std::string view_shape = shape_str(Shape{B, T, d_out});
     auto& s = out.stage("The walk-through's combine_heads returns None",
                         "def combine_heads(self, x):  x.transpose(1, 2).contiguous().view(B, T, d_model)   # no return\n"
                         "output = self.W_o(self.combine_heads(attention_output))");
-    s.in("attention_output", a.context);
+    s.in("attention_output", context_heads);
     s.table({"the article's code", "what PyTorch 1.13 does"},
             {{"self.combine_heads(attention_output)",
               "builds the " + view_shape + " view, drops it, and returns None (a Python function without return)"},
              {"self.W_o(None)", "TypeError: linear(): argument 'input' (position 1) must be Tensor, not NoneType"}});
     s.show("combine_heads(attention_output)  # with return", returned, tok);
-    check_identical(s, "with `return` added, combine_heads gives context_vec (B, h, T, d_k) -> (B, T, d_out)",
-                    returned, context);
+    if (values)
+      check_identical(s, "with `return` added, combine_heads gives context_vec (B, h, T, d_k) -> (B, T, d_out)",
+                      *returned, *context);
     s.note("The fix is one word: return x.transpose(1, 2).contiguous().view(batch_size, seq_length, "
            "self.d_model). The forward pass then reaches W_o (here " + Wo + ") with the " + view_shape +
            " context_vec above. Without it nothing fails inside combine_heads: the error appears where its "
            "result is used, in self.W_o(...).");
   }
-  const Ten3 output = linear(p.out_proj, context);  // (B, T, d_out) -> (B, T, d_out)
+  const auto output = hold(values, {B, T, d_out}, [&] { return linear(p.out_proj, *context); });  // (B, T, d_out) -> (B, T, d_out)
   {
     auto& s = out.stage("Output projection", "output = context_vec @ " + Wo + ".weight^T" +
-                                                 (p.out_proj.has_bias() ? " + " + Wo + ".bias" : ""));
+                                                 (out_bias ? " + " + Wo + ".bias" : ""));
     s.in("context_vec", context);
     s.show("output", output, tok);
     if (h > 1)
@@ -382,21 +447,24 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   }
 
   // Check 1: the fused flow equals h separate single-head attentions on slices of the weights.
-  Ten3 concat = xt::zeros<float>({B, T, d_out});  // (B, T, d_out)
-  for (std::size_t i = 0; i < h; ++i) {
-    const Ten3 q_i = linear(head_slice(p.W_query, i, d_k), x);  // (B, T, d_k)
-    const Ten3 k_i = linear(head_slice(p.W_key, i / groups, d_k), x);    // (B, T, d_k), its kv head
-    const Ten3 v_i = linear(head_slice(p.W_value, i / groups, d_k), x);  // (B, T, d_k)
-    const Attention one = attend(as_single_head(q_i), as_single_head(k_i), as_single_head(v_i), causal, model);
-    xt::view(concat, xt::all(), xt::all(), xt::range(i * d_k, (i + 1) * d_k)) =
-        xt::view(one.context, xt::all(), 0, xt::all(), xt::all());
-  }
+  const auto concat = hold(values, {B, T, d_out}, [&] {
+    Ten3 c = xt::zeros<float>({B, T, d_out});  // (B, T, d_out)
+    for (std::size_t i = 0; i < h; ++i) {
+      const Ten3 q_i = linear(head_slice(p.W_query, i, d_k), x);           // (B, T, d_k)
+      const Ten3 k_i = linear(head_slice(p.W_key, i / groups, d_k), x);    // (B, T, d_k), its kv head
+      const Ten3 v_i = linear(head_slice(p.W_value, i / groups, d_k), x);  // (B, T, d_k)
+      const Attention one = attend(as_single_head(q_i), as_single_head(k_i), as_single_head(v_i), causal, model);
+      xt::view(c, xt::all(), xt::all(), xt::range(i * d_k, (i + 1) * d_k)) =
+          xt::view(one.context, xt::all(), 0, xt::all(), xt::all());
+    }
+    return c;
+  });
   {
     auto& s = out.stage("The same thing, one head at a time",
                         "head_i = attention(x @ " + Wq + ".weight[rows_i]^T, ...);  context = torch.cat(heads, dim=-1)");
     s.in("x", x);
     s.show("torch.cat(heads, dim=-1)", concat, tok);
-    check_close(s, "torch.cat(heads, dim=-1) equals the fused context_vec", concat, context);
+    if (values) check_close(s, "torch.cat(heads, dim=-1) equals the fused context_vec", *concat, *context);
     s.note("Head i only ever uses rows [i*d_k : (i+1)*d_k] of each weight: the fused version "
            "computes all " + std::to_string(h) + " heads with one matmul instead of " +
            std::to_string(h) + " small ones.");
@@ -404,13 +472,15 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
 
   // Check 2: the mistake of viewing (B, T, d_out) as (B, h, T, d_k) directly.
   if (T > 1 && h > 1 && !model.missing_transpose) {
-    const Ten4 q_wrong = reshape_without_transpose(queries, h);  // (B, T, d_out) -> (B, h, T, d_k)
-    const Ten4 k_wrong = repeat_kv_heads(reshape_without_transpose(keys, kv), groups);    // (B, h, T, d_k)
-    const Ten4 v_wrong = repeat_kv_heads(reshape_without_transpose(values, kv), groups);  // (B, h, T, d_k)
-    const Attention wrong = attend(q_wrong, k_wrong, v_wrong, causal, model);
-    Ten3 merged_wrong = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), no transpose either
-    std::copy(wrong.context.begin(), wrong.context.end(), merged_wrong.begin());
-    const Ten3 output_wrong = linear(p.out_proj, merged_wrong);  // (B, T, d_out)
+    const auto q_wrong = hold(values, {B, h, T, d_k}, [&] { return reshape_without_transpose(*queries, h); });  // (B, T, d_out) -> (B, h, T, d_k)
+    const auto output_wrong = hold(values, {B, T, d_out}, [&] {
+      const Ten4 k_wrong = repeat_kv_heads(reshape_without_transpose(*keys, kv), groups);     // (B, h, T, d_k)
+      const Ten4 v_wrong = repeat_kv_heads(reshape_without_transpose(*values_, kv), groups);  // (B, h, T, d_k)
+      const Attention wrong = attend(*q_wrong, k_wrong, v_wrong, causal, model);
+      Ten3 merged_wrong = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), no transpose either
+      std::copy(wrong.context.begin(), wrong.context.end(), merged_wrong.begin());
+      return linear(p.out_proj, merged_wrong);  // (B, T, d_out)
+    });
 
     // Which pieces of `queries` ended up in head 0's rows, as Python slices.
     auto slice = [&](std::size_t token, std::size_t from, std::size_t to) {
@@ -439,10 +509,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
       s.note("The table shows head 0's first " + std::to_string(kShownRows) + " rows of " + std::to_string(T) +
              "; the others follow the same pattern.");
     s.show("output_wrong", output_wrong, tok);
-    s.question("does the mistake change the output here?", "max |output_wrong - output|",
-               max_abs_diff(output_wrong, output), Relation::AtLeast, rounding_tolerance(output),
-               "these weights give the same numbers either way, so only a test with other weights would "
-               "catch the mistake");
+    if (values)
+      s.question("does the mistake change the output here?", "max |output_wrong - output|",
+                 max_abs_diff(*output_wrong, *output), Relation::AtLeast, rounding_tolerance(*output),
+                 "these weights give the same numbers either way, so only a test with other weights would "
+                 "catch the mistake");
     s.note(std::string("The view is legal (same number of values), so nothing fails: the shape is right and "
                        "the numbers are wrong. Head 0's rows are consecutive pieces of the first tokens' rows "
                        "(the table), so tokens and heads are mixed") +
@@ -451,18 +522,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
 
   // The article's own mistake (Rakesh): query and keys stay (B, T, h, d_k), no .transpose(1, 2).
   if (model.missing_transpose) {
-    const Ten4 att_score = matmul_bt(q_view, k_view);  // (B, T, h, d_k) @ (B, T, d_k, kv) -> (B, T, h, kv)
-    // What one entry of it is: head i's query against head j's key, of the same token t.
-    Ten4 head_pairs = xt::empty<float>({B, T, h, kv});  // (B, T, h, kv)
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t i = 0; i < h; ++i)
-          for (std::size_t j = 0; j < kv; ++j) {
-            double dot = 0.0;
-            for (std::size_t c = 0; c < d_k; ++c) dot += double(q_heads(b, i, t, c)) * double(k_kv_heads(b, j, t, c));
-            head_pairs(b, t, i, j) = static_cast<float>(dot);
-          }
-    const Shape wrong_shape = to_shape(att_score.shape()), mask_shape{T, T};
+    const auto att_score = hold(values, {B, T, h, kv}, [&] { return matmul_bt(*q_view, *k_view); });  // (B, T, h, d_k) @ (B, T, d_k, kv) -> (B, T, h, kv)
+    const Shape wrong_shape = att_score.shape(), mask_shape{T, T};
     std::size_t failures = 0;
     const std::string error = masked_fill_inplace_error(wrong_shape, mask_shape, failures);
     auto& s = out.stage("The article's code: scores without .transpose(1, 2)",
@@ -472,15 +533,28 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     report::Labels head_rows;  // the rows of each (h, kv) block are query heads
     for (std::size_t i = 0; i < h; ++i) head_rows.push_back("head " + std::to_string(i));
     s.show("att_score (the article's)", att_score, head_rows);
-    check_close(s, "att_score[b, t, i, j] is head i's query against head j's key of the same token t",
-                att_score, head_pairs);
+    if (values) {
+      // What one entry of it is: head i's query against head j's key, of the same token t.
+      Ten4 head_pairs = xt::empty<float>({B, T, h, kv});  // (B, T, h, kv)
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t)
+          for (std::size_t i = 0; i < h; ++i)
+            for (std::size_t j = 0; j < kv; ++j) {
+              double dot = 0.0;
+              for (std::size_t c = 0; c < d_k; ++c)
+                dot += double((*q_heads)(b, i, t, c)) * double((*k_kv_heads)(b, j, t, c));
+              head_pairs(b, t, i, j) = static_cast<float>(dot);
+            }
+      check_close(s, "att_score[b, t, i, j] is head i's query against head j's key of the same token t",
+                  *att_score, head_pairs);
+    }
     s.question("can the (T, T) mask fill att_score " + shape_str(wrong_shape) + " in place?",
                "axes where the shapes do not broadcast", static_cast<double>(failures), Relation::AtMost, 0.0,
                "PyTorch 1.13 raises RuntimeError: " + error);
     s.table({"code", "att_score", "each block of the last two axes compares", "masked_fill_ with mask (T, T)"},
             {{"the article's: query @ keys.transpose(2, 3)", shape_str(wrong_shape),
               "the heads of one token", error.empty() ? "runs, and hides head pairs" : "RuntimeError: " + error},
-             {"fixed: q_heads @ k_heads.transpose(2, 3), after .transpose(1, 2)", shape_str(to_shape(a.attn_scores.shape())),
+             {"fixed: q_heads @ k_heads.transpose(2, 3), after .transpose(1, 2)", shape_str(attn_scores.shape()),
               "the tokens of one head", "runs, and hides the future"}});
     s.note(std::string("Without .transpose(1, 2) the last two axes are (heads, d_k), so the matmul multiplies ") +
            "heads with heads inside each token: " + std::to_string(B * T) + " blocks of (" + std::to_string(h) +

@@ -208,47 +208,56 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(9);  // the gqa fixture's weight seed
   LessonOptions o = opts;
   if (!o.seq_len && !o.tokens && !o.input && o.more_sentences.empty()) o.seq_len = 5;  // the fixture's T
-  const LessonInput in = lesson_input(o, 8, 1, true);
+  // Everything below is decided from the sizes, as soon as the input's are known and before x is
+  // made: a refusal costs nothing, and a --shapes-only plan (too large to compute) that no sink
+  // reads values from never fills x.
+  std::size_t h = 0, d_k = 0, h_kv = 0, P = 0;
+  double theta = 0.0;
+  bool rope = false, over = false;
+  long double work = 0;
+  const LessonInput in = lesson_input(o, 8, 1, true, [&](const InputSizes& n) {
+    const std::size_t B = n.B, T = n.T, d_in = n.d_in;
+    h = size_option(opts.heads, 4, "--heads");
+    if (d_in % h != 0)
+      throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + str(d_in), str(h));
+    d_k = d_in / h;
+    h_kv = size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
+    if (h_kv > h || h % h_kv != 0)
+      throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + str(h), str(h_kv));
+    const std::int64_t prompt = opts.integer("--prompt-len");
+    if (prompt >= static_cast<std::int64_t>(T))
+      throw UsageError("--prompt-len must leave at least one token to decode", "--prompt-len",
+                       "0.." + str(T - 1) + " for " + plural(T, "token"), std::to_string(prompt));
+    P = static_cast<std::size_t>(prompt);
+    theta = opts.number("--rope-theta");
+    rope = theta > 0.0;
+    if (rope && theta < 2.0)
+      throw UsageError("--rope-theta is 0 (no RoPE) or a RoPE base of at least 2", "--rope-theta", "0 or 2..1e9",
+                       format_option_value(theta));
+    if (rope && d_k % 2 != 0)
+      throw UsageError("--rope-theta needs an even head width: RoPE rotates pairs of dimensions", "--rope-theta",
+                       "d_k = d_in / heads even", "d_k " + str(d_k));
+
+    // The full pass holds (B, h, T, T) weights, and decoding reads every weight once per token.
+    const AttentionDims dims{d_in, h, h_kv, d_k, d_in};
+    work = static_cast<long double>(decode_step_cost(dims, T - 1, false).total());  // the full pass
+    if (P > 0) work += static_cast<long double>(decode_step_cost(dims, P - 1, false).total());  // the prefill
+    for (std::size_t t = P; t < T; ++t) work += static_cast<long double>(decode_step_cost(dims, t, true).total());
+    work *= static_cast<long double>(B);
+    const long double full_weights = static_cast<long double>(B) * h * T * T;
+    over = work > static_cast<long double>(kMaxWork) || full_weights > static_cast<long double>(kMaxValues);
+    if (over && !opts.shapes_only)
+      throw UsageError("decoding " + str(T) + " tokens at these sizes is more than this lesson computes; add "
+                       "--shapes-only for every step's shapes and the costs without the numbers",
+                       "--seq-len, --d-in, --heads, --batch",
+                       "at most " + num(kMaxWork) + " multiply-adds and (B, h, T, T) of at most " + num(kMaxValues) +
+                           " values",
+                       num(static_cast<std::uint64_t>(work)) + " multiply-adds, (" + str(B) + ", " + str(h) + ", " +
+                           str(T) + ", " + str(T) + ")");
+    return !(over && !out.keep_values);  // x's values: not for a plan whose report keeps none
+  });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;
-
-  const std::size_t h = size_option(opts.heads, 4, "--heads");
-  if (d_in % h != 0)
-    throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + str(d_in), str(h));
-  const std::size_t d_k = d_in / h;
-  const std::size_t h_kv = size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
-  if (h_kv > h || h % h_kv != 0)
-    throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + str(h), str(h_kv));
-  const std::int64_t prompt = opts.integer("--prompt-len");
-  if (prompt >= static_cast<std::int64_t>(T))
-    throw UsageError("--prompt-len must leave at least one token to decode", "--prompt-len",
-                     "0.." + str(T - 1) + " for " + plural(T, "token"), std::to_string(prompt));
-  const std::size_t P = static_cast<std::size_t>(prompt);
-  const double theta = opts.number("--rope-theta");
-  const bool rope = theta > 0.0;
-  if (rope && theta < 2.0)
-    throw UsageError("--rope-theta is 0 (no RoPE) or a RoPE base of at least 2", "--rope-theta", "0 or 2..1e9",
-                     format_option_value(theta));
-  if (rope && d_k % 2 != 0)
-    throw UsageError("--rope-theta needs an even head width: RoPE rotates pairs of dimensions", "--rope-theta",
-                     "d_k = d_in / heads even", "d_k " + str(d_k));
-
-  // Sizes first, before any work: the full pass holds (B, h, T, T) weights, and decoding reads
-  // every weight once per token.
   const AttentionDims dims{d_in, h, h_kv, d_k, d_in};
-  long double work = static_cast<long double>(decode_step_cost(dims, T - 1, false).total());  // the full pass
-  if (P > 0) work += static_cast<long double>(decode_step_cost(dims, P - 1, false).total());  // the prefill
-  for (std::size_t t = P; t < T; ++t) work += static_cast<long double>(decode_step_cost(dims, t, true).total());
-  work *= static_cast<long double>(B);
-  const long double full_weights = static_cast<long double>(B) * h * T * T;
-  const bool over = work > static_cast<long double>(kMaxWork) || full_weights > static_cast<long double>(kMaxValues);
-  if (over && !opts.shapes_only)
-    throw UsageError("decoding " + str(T) + " tokens at these sizes is more than this lesson computes; add "
-                     "--shapes-only for every step's shapes and the costs without the numbers",
-                     "--seq-len, --d-in, --heads, --batch",
-                     "at most " + num(kMaxWork) + " multiply-adds and (B, h, T, T) of at most " + num(kMaxValues) +
-                         " values",
-                     num(static_cast<std::uint64_t>(work)) + " multiply-adds, (" + str(B) + ", " + str(h) + ", " +
-                         str(T) + ", " + str(T) + ")");
   const bool plan = over;  // --shapes-only at sizes too large to compute: shapes and counts only
   check_size("the cache", {B, h_kv, T, d_k}, opts.shapes_only, "--batch, --kv-heads, --seq-len, --d-in");
   if (!plan) {

@@ -34,18 +34,10 @@
 namespace attn {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
+using report::Held;
+using report::hold;
 
-// A (B, h, T, n) tensor as the lesson shows it: whole when --batch or --heads was given, else
-// as its one (T, n) matrix (then B = h = 1, so the values are the same, in the same order).
-// Stage::show and Stage::in read shape(), begin() and end(); `t` must outlive the call.
-struct Shown {
-  const Ten4& t;
-  Shape dims;
-  const Shape& shape() const { return dims; }
-  auto begin() const { return t.begin(); }
-  auto end() const { return t.end(); }
-};
+constexpr double kPi = 3.14159265358979323846;
 
 // Every row of (B, h, T, d) as one (B * h * T, d) matrix, for the per-row norms.
 Mat rows_of(const Ten4& t) {
@@ -102,11 +94,24 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
   // --batch or --heads: q and k as (B, h, T, d_k); neither: one (T, d_k) matrix, B = h = 1.
   const bool heads_view = opts.batch.has_value() || opts.heads.has_value();
   const std::size_t B = size_option(opts.batch, 1, "--batch"), H = size_option(opts.heads, 1, "--heads");
-  check_size("q and k", {B, H, T, d_k}, opts.shapes_only, "--batch, --heads, --seq-len, --d-k");
-  check_size("scores", {B, H, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
-  auto shown = [&](const Ten4& t) {
-    return Shown{t, heads_view ? to_shape(t.shape()) : Shape{t.shape()[2], t.shape()[3]}};
+  // A --shapes-only run whose tensors are too large to print, alone or together, computes nothing
+  // (check_sizes): `values` is then false and every tensor below holds its shape alone.
+  const bool values = check_sizes({{"q and k", {B, H, T, d_k}, "--batch, --heads, --seq-len, --d-k"},
+                                   {"scores", {B, H, T, T}, "--batch, --heads, --seq-len"},
+                                   {"scores_shifted", {B, H, T, T}, "--batch, --heads, --seq-len"}},
+                                  opts.shapes_only, /*values_optional=*/!out.keep_values);
+  // A (B, h, T, n) tensor as the lesson shows it: whole when --batch or --heads was given, else
+  // as its one (T, n) matrix (then B = h = 1, so the values are the same, in the same order).
+  auto shown_shape = [&](const Shape& t) { return heads_view ? t : Shape{t[2], t[3]}; };
+  auto show4 = [&](report::Stage& s, const std::string& name, const Held<Ten4>& t, report::Labels rows = {},
+                   report::Labels cols = {}) -> report::Stage& {
+    return s.show_shared(name, shown_shape(t.shape()), t.shared(), t.computed() ? t->data() : nullptr, std::move(rows),
+                         std::move(cols));
   };
+  auto in4 = [&](report::Stage& s, const std::string& name, const Held<Ten4>& t) -> report::Stage& {
+    return s.in_shape(name, shown_shape(t.shape()));
+  };
+  const Shape qk_shape = {B, H, T, d_k}, scores_shape = {B, H, T, T};
 
   // Row labels: the book's tokens, then tok7, tok8, ... (the position is the row index 0..T-1).
   report::Labels tok;
@@ -116,20 +121,20 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
   for (std::size_t t = 0; t < T; ++t) pos_labels.push_back("pos " + std::to_string(t));
 
   // Inputs: q and k uniform in [-1, 1), drawn as torch.rand(B, h, T, d_k) * 2 - 1 (or (T, d_k)):
-  // the same stream either way, row after row.
+  // the same stream either way, row after row. A run without values records the draws only.
   TorchGenerator gen(seed);
   recipe::Recipe steps;
   steps.seed(gen, seed);
-  Ten4 q4 = xt::empty<float>({B, H, T, d_k});  // (B, h, T, d_k)
-  Ten4 k4 = xt::empty<float>({B, H, T, d_k});  // (B, h, T, d_k)
-  {
-    steps.add(recipe::Rand{"q", B * H * T, d_k});
-    const Mat q_rows = gen.rand(B * H * T, d_k) * 2.0f - 1.0f;  // (B * h * T, d_k)
-    steps.add(recipe::Rand{"k", B * H * T, d_k});
-    const Mat k_rows = gen.rand(B * H * T, d_k) * 2.0f - 1.0f;  // (B * h * T, d_k)
-    std::copy(q_rows.begin(), q_rows.end(), q4.begin());
-    std::copy(k_rows.begin(), k_rows.end(), k4.begin());
-  }
+  steps.add(recipe::Rand{"q", B * H * T, d_k});
+  steps.add(recipe::Rand{"k", B * H * T, d_k});
+  auto draw = [&] {
+    Ten4 t = xt::empty<float>({B, H, T, d_k});                // (B, h, T, d_k)
+    const Mat rows = gen.rand(B * H * T, d_k) * 2.0f - 1.0f;  // (B * h * T, d_k)
+    std::copy(rows.begin(), rows.end(), t.begin());
+    return t;
+  };
+  const auto q4 = hold(values, qk_shape, draw);  // (B, h, T, d_k), drawn first
+  const auto k4 = hold(values, qk_shape, draw);  // (B, h, T, d_k)
 
   const std::string Ts = std::to_string(T), dks = std::to_string(d_k), Ps = std::to_string(P);
   const std::string dims = heads_view ? std::to_string(B) + ", " + std::to_string(H) + ", " + Ts + ", " + dks
@@ -158,7 +163,8 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Queries and keys", heads_view ? "q = torch.rand(B, h, T, d_k) * 2 - 1;  k = torch.rand(B, h, T, d_k) * 2 - 1"
                                                        : "q = torch.rand(T, d_k) * 2 - 1;  k = torch.rand(T, d_k) * 2 - 1");
-    s.show("q", shown(q4), tok).show("k", shown(k4), tok);
+    show4(s, "q", q4, tok);
+    show4(s, "k", k4, tok);
     s.note(std::string(heads_view ? "In a model q and k come out of W_query and W_key, split into heads"
                                   : "In a model q and k come out of W_query and W_key for one head") +
            "; here they are drawn directly, uniform in [-1, 1), so that the lesson is about positions only. Row p" +
@@ -167,77 +173,103 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
            (heads_view ? " Every head is turned by the same tables below: the angle depends on the position, not "
                          "on the head."
                        : ""));
+    if (!values)
+      s.note("--shapes-only at these sizes computes nothing: the stages below list names and shapes only, and the "
+             "checks and the sentences about the numbers, which need the values, are left out. The frequencies and "
+             "wavelengths need only d_k and theta, so they stay.");
   }
 
-  const RopeTables tab = rope_tables(T, d_k, theta);  // inv_freq (P,), angles (T, P), cos / sin (T, d_k)
+  // inv_freq needs only d_k and theta; the (T, d_k) tables are made when the run computes values.
+  const Vec inv_freq = rope_inv_freq(d_k, theta);  // (P,)
+  RopeTables tab;                                  // inv_freq (P,), angles (T, P), cos / sin (T, d_k)
+  if (values) tab = rope_tables(T, d_k, theta);
+  auto table = [&](const Mat& t, std::size_t width) { return values ? Held<Mat>(t) : Held<Mat>(Shape{T, width}); };
   {
     auto& s = out.stage("Frequencies, angles, cos and sin tables",
                         "inv_freq[i] = theta^(-2i/d_k);  angles[p, i] = p * inv_freq[i];  "
                         "cos = cos(cat(angles, angles)), sin likewise");
-    s.show("inv_freq", tab.inv_freq).show("angles", tab.angles, pos_labels).show("cos", tab.cos, pos_labels)
-        .show("sin", tab.sin, pos_labels);
-    s.note((P == 1 ? std::string("With d_k = 2 there is one pair, turning ") + f(tab.inv_freq(0), 4) + " rad per token."
-                   : "Pair 0 turns " + f(tab.inv_freq(0), 4) + " rad per token, pair " + std::to_string(P - 1) +
-                         " only " + report::scientific(tab.inv_freq(P - 1), 2) +
+    s.show("inv_freq", inv_freq).show("angles", table(tab.angles, P), pos_labels).show("cos", table(tab.cos, d_k), pos_labels)
+        .show("sin", table(tab.sin, d_k), pos_labels);
+    s.note((P == 1 ? std::string("With d_k = 2 there is one pair, turning ") + f(inv_freq(0), 4) + " rad per token."
+                   : "Pair 0 turns " + f(inv_freq(0), 4) + " rad per token, pair " + std::to_string(P - 1) +
+                         " only " + report::scientific(inv_freq(P - 1), 2) +
                          " rad: the frequencies fall geometrically from 1 to theta^(-(d_k-2)/d_k).") +
            " Hugging Face stores cat(angles, angles), so dimensions i and i + " + Ps +
            " share one angle; row 0 is position 0, where cos is 1 and sin is 0: the first token is not turned.");
   }
 
-  const Ten4 q_half = rotate_half(q4);                        // (B, h, T, d_k)
-  const Ten4 q_rope = apply_rope(q4, tab, RopeStyle::half);   // (B, h, T, d_k)
-  const Ten4 k_rope = apply_rope(k4, tab, RopeStyle::half);   // (B, h, T, d_k)
+  const auto q_half = hold(values, qk_shape, [&] { return rotate_half(*q4); });                        // (B, h, T, d_k)
+  const auto q_rope = hold(values, qk_shape, [&] { return apply_rope(*q4, tab, RopeStyle::half); });  // (B, h, T, d_k)
+  const auto k_rope = hold(values, qk_shape, [&] { return apply_rope(*k4, tab, RopeStyle::half); });  // (B, h, T, d_k)
   {
     auto& s = out.stage("Rotate q and k (Llama / Hugging Face)",
                         "rotate_half(x) = cat(-x[..., P:], x[..., :P]);  x_rope = x * cos + rotate_half(x) * sin");
-    s.in("q", shown(q4)).in("k", shown(k4)).in("cos", tab.cos).in("sin", tab.sin);
-    s.show("rotate_half(q)", shown(q_half), tok).show("q_rope", shown(q_rope), tok).show("k_rope", shown(k_rope), tok);
-    const Ten4 direct = q4 * tab.cos + q_half * tab.sin;  // (B, h, T, d_k), the equation written out ((T, d_k) tables broadcast)
-    check_identical(s, "q_rope is q * cos + rotate_half(q) * sin, as written", q_rope, direct);
-    check_identical(s, std::string("row 0 (position 0) comes out unchanged") + (heads_view ? " in every head" : ""),
-                    at_position(q_rope, 0), at_position(q4, 0));
+    in4(s, "q", q4);
+    in4(s, "k", k4);
+    s.in_shape("cos", {T, d_k}).in_shape("sin", {T, d_k});
+    show4(s, "rotate_half(q)", q_half, tok);
+    show4(s, "q_rope", q_rope, tok);
+    show4(s, "k_rope", k_rope, tok);
+    if (values) {
+      const Ten4 direct = *q4 * tab.cos + *q_half * tab.sin;  // (B, h, T, d_k), the equation written out ((T, d_k) tables broadcast)
+      check_identical(s, "q_rope is q * cos + rotate_half(q) * sin, as written", *q_rope, direct);
+      check_identical(s, std::string("row 0 (position 0) comes out unchanged") + (heads_view ? " in every head" : ""),
+                      at_position(*q_rope, 0), at_position(*q4, 0));
+    }
     s.note("For each pair (i, i + " + Ps + ") this is the 2-d rotation (a, b) -> (a cos - b sin, a sin + b cos) "
-           "by angles[p, i]. Row " + std::to_string(T - 1) + " of q" + (heads_view ? " (every head)" : "") +
-           " moved by max |q_rope - q| = " + f(max_abs_diff(at_position(q_rope, T - 1), at_position(q4, T - 1)), 4) + ".");
+           "by angles[p, i]." +
+           (values ? " Row " + std::to_string(T - 1) + " of q" + (heads_view ? " (every head)" : "") +
+                         " moved by max |q_rope - q| = " +
+                         f(max_abs_diff(at_position(*q_rope, T - 1), at_position(*q4, T - 1)), 4) + "."
+                   : std::string()));
   }
 
   {
     auto& s = out.stage("The interleaved convention (RoFormer / GPT-J)",
                         "pairs (2i, 2i+1) instead of (i, i+P):  x_int = half_to_interleaved(x);  "
                         "rope_int(x_int) = half_to_interleaved(rope_half(x))");
-    const Ten4 q_int = half_to_interleaved(q4);                                   // (B, h, T, d_k)
-    const Ten4 q_int_rope = apply_rope(q_int, tab, RopeStyle::interleaved);       // (B, h, T, d_k)
-    const Ten4 back = interleaved_to_half(q_int_rope);                            // (B, h, T, d_k)
-    const Ten4 k_int_rope = apply_rope(half_to_interleaved(k4), tab, RopeStyle::interleaved);  // (B, h, T, d_k)
-    const Ten4 scores_int = matmul_bt(q_int_rope, k_int_rope);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
-    const Ten4 scores_half = matmul_bt(q_rope, k_rope);         // (B, h, T, T)
-    s.show("q_int", shown(q_int), tok).show("q_int_rope", shown(q_int_rope), tok);
-    check_close(s, "interleaved RoPE on the permuted q, permuted back, equals q_rope", back, q_rope);
-    check_close(s, "both conventions give the same scores (a permutation keeps dot products)", scores_int,
-                scores_half);
+    const auto q_int = hold(values, qk_shape, [&] { return half_to_interleaved(*q4); });                                 // (B, h, T, d_k)
+    const auto q_int_rope = hold(values, qk_shape, [&] { return apply_rope(*q_int, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
+    show4(s, "q_int", q_int, tok);
+    show4(s, "q_int_rope", q_int_rope, tok);
+    if (values) {
+      const Ten4 back = interleaved_to_half(*q_int_rope);                                           // (B, h, T, d_k)
+      const Ten4 k_int_rope = apply_rope(half_to_interleaved(*k4), tab, RopeStyle::interleaved);  // (B, h, T, d_k)
+      const Ten4 scores_int = matmul_bt(*q_int_rope, k_int_rope);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+      const Ten4 scores_half = matmul_bt(*q_rope, *k_rope);        // (B, h, T, T)
+      check_close(s, "interleaved RoPE on the permuted q, permuted back, equals q_rope", back, *q_rope);
+      check_close(s, "both conventions give the same scores (a permutation keeps dot products)", scores_int,
+                  scores_half);
+    }
     // What a model trained with the other convention computes: the interleaved rotation applied
     // to q and k as they are, no permutation.
-    const Ten4 q_rope_int = apply_rope(q4, tab, RopeStyle::interleaved);  // (B, h, T, d_k)
-    const Ten4 k_rope_int = apply_rope(k4, tab, RopeStyle::interleaved);  // (B, h, T, d_k)
-    s.show("q_rope_interleaved", shown(q_rope_int), tok).show("k_rope_interleaved", shown(k_rope_int), tok);
-    const double d = max_abs_diff(q_rope_int, q_rope);
-    s.note(P == 1 ? std::string("With d_k = 2 there is one pair, (0, 1), in both conventions: they coincide.")
-                  : "q_rope_interleaved and k_rope_interleaved are the interleaved rotation applied to the same "
-                    "unpermuted q and k: other numbers (max |q_rope_interleaved - q_rope| = " +
-                        f(d, 4) + "). A checkpoint trained with one convention needs its W_query "
-                        "and W_key rows permuted to run with the other, which is what Hugging Face's Llama "
-                        "conversion script does.");
+    const auto q_rope_int = hold(values, qk_shape, [&] { return apply_rope(*q4, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
+    const auto k_rope_int = hold(values, qk_shape, [&] { return apply_rope(*k4, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
+    show4(s, "q_rope_interleaved", q_rope_int, tok);
+    show4(s, "k_rope_interleaved", k_rope_int, tok);
+    if (P == 1)
+      s.note("With d_k = 2 there is one pair, (0, 1), in both conventions: they coincide.");
+    else
+      s.note("q_rope_interleaved and k_rope_interleaved are the interleaved rotation applied to the same "
+             "unpermuted q and k: other numbers" +
+             (values ? " (max |q_rope_interleaved - q_rope| = " + f(max_abs_diff(*q_rope_int, *q_rope), 4) + ")"
+                     : std::string()) +
+             ". A checkpoint trained with one convention needs its W_query "
+             "and W_key rows permuted to run with the other, which is what Hugging Face's Llama "
+             "conversion script does.");
   }
 
-  const Ten4 scores = matmul_bt(q_rope, k_rope);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+  const auto scores = hold(values, scores_shape, [&] { return matmul_bt(*q_rope, *k_rope); });  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
   {
     auto& s = out.stage("Scores after RoPE", "scores = q_rope @ k_rope^T");
-    s.in("q_rope", shown(q_rope)).in("k_rope", shown(k_rope));
-    s.show("scores", shown(scores), tok, tok);
-    const Ten4 plain_scores = matmul_bt(q4, k4);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+    in4(s, "q_rope", q_rope);
+    in4(s, "k_rope", k_rope);
+    show4(s, "scores", scores, tok, tok);
+    double plain00 = 0.0;  // (q @ k^T)[0, 0] of the first head
+    if (values) plain00 = matmul_bt(*q4, *k4)(0, 0, 0, 0);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
     s.note(std::string(heads_view ? "In every head, entry [0, 0]" : "Entry [0, 0]") +
-           " pairs two unrotated vectors, so it equals (q @ k^T)[0, 0] = " + f(plain_scores(0, 0, 0, 0), 4) +
-           (heads_view ? " (the first head's)" : "") +
+           " pairs two unrotated vectors, so it equals (q @ k^T)[0, 0]" +
+           (values ? " = " + f(plain00, 4) + (heads_view ? " (the first head's)" : "") : std::string()) +
            "; entry [i, j] sees q_i turned by position i and k_j by position j, which is the same as q_i turned "
            "by i - j against an unturned k_j. Without RoPE these scores would not depend on position at all.");
   }
@@ -245,35 +277,39 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Shift every position: the scores do not change",
                         "positions s .. s + T - 1:  scores_shifted = rope(q, s + p) @ rope(k, s + p)^T == scores");
-    const RopeTables tab_s = rope_tables(T, d_k, theta, shift);  // positions shift .. shift + T - 1
-    const Ten4 q_s = apply_rope(q4, tab_s, RopeStyle::half);     // (B, h, T, d_k)
-    const Ten4 k_s = apply_rope(k4, tab_s, RopeStyle::half);     // (B, h, T, d_k)
-    const Ten4 scores_s = matmul_bt(q_s, k_s);                   // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
-    s.show("q_rope_shifted", shown(q_s), tok).show("scores_shifted", shown(scores_s), tok, tok);
-    // The bound: float32 rounding of the scores (check_close's bound), plus the rounding of the
-    // angles themselves. An angle near A is stored within 2^-24 A, and a rotation off by e moves a
-    // vector by at most e times its length; q and k, shifted and not, each carry one such error.
-    const Vec nq = row_norms(rows_of(q4)), nk = row_norms(rows_of(k4));  // (B * h * T,) each
-    const double max_angle = static_cast<double>(shift + T - 1) * tab.inv_freq(0);
-    const double angle_term = 4.0 * std::ldexp(max_angle, -24) * xt::amax(nq)() * xt::amax(nk)();
-    s.check("shifting every position by " + std::to_string(shift) + " leaves every score unchanged", "max |diff|",
-            max_abs_diff(scores_s, scores), Relation::AtMost, round_up(rounding_tolerance(scores) + angle_term));
-    const double diff_s = max_abs_diff(scores_s, scores), plain_bound = rounding_tolerance(scores);
-    if (diff_s > plain_bound)
-      s.note("The scores moved by " + report::scientific(diff_s, 2) + ", more than float32 rounding of the scores "
-             "alone (" + report::scientific(plain_bound, 0) + "): at positions up to " +
-             std::to_string(shift + T - 1) + " the float32 angle p * inv_freq is itself off by up to " +
-             report::scientific(std::ldexp(max_angle, -24), 2) + " rad, which the bound allows for. In exact "
-             "arithmetic the shift changes nothing.");
-    check_close(s, "rotation keeps the length of every query (||q_rope|| = ||q||)", row_norms(rows_of(q_rope)), nq);
-    check_close(s, "rotation keeps the length of every key (||k_rope|| = ||k||)", row_norms(rows_of(k_rope)), nk);
-    check_close(s, "shifted rotation keeps the length of every query too", row_norms(rows_of(q_s)), nq);
-    const double moved = max_abs_diff(q_s, q_rope);
-    s.note(moved == 0.0 ? std::string("With shift 0 the positions did not move, so this stage shows nothing new: "
-                                      "try --shift 5.")
-                        : "The rotated vectors themselves did change (max |q_rope_shifted - q_rope| = " + f(moved, 4) +
-           "): what survives the shift is each dot product, because it depends only on i - j. This is why a "
-           "model can use a KV cache of rotated keys and why absolute position is invisible to the scores.");
+    RopeTables tab_s;  // positions shift .. shift + T - 1
+    if (values) tab_s = rope_tables(T, d_k, theta, shift);
+    const auto q_s = hold(values, qk_shape, [&] { return apply_rope(*q4, tab_s, RopeStyle::half); });  // (B, h, T, d_k)
+    const auto k_s = hold(values, qk_shape, [&] { return apply_rope(*k4, tab_s, RopeStyle::half); });  // (B, h, T, d_k)
+    const auto scores_s = hold(values, scores_shape, [&] { return matmul_bt(*q_s, *k_s); });  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+    show4(s, "q_rope_shifted", q_s, tok);
+    show4(s, "scores_shifted", scores_s, tok, tok);
+    if (values) {
+      // The bound: float32 rounding of the scores (check_close's bound), plus the rounding of the
+      // angles themselves. An angle near A is stored within 2^-24 A, and a rotation off by e moves a
+      // vector by at most e times its length; q and k, shifted and not, each carry one such error.
+      const Vec nq = row_norms(rows_of(*q4)), nk = row_norms(rows_of(*k4));  // (B * h * T,) each
+      const double max_angle = static_cast<double>(shift + T - 1) * inv_freq(0);
+      const double angle_term = 4.0 * std::ldexp(max_angle, -24) * xt::amax(nq)() * xt::amax(nk)();
+      s.check("shifting every position by " + std::to_string(shift) + " leaves every score unchanged", "max |diff|",
+              max_abs_diff(*scores_s, *scores), Relation::AtMost, round_up(rounding_tolerance(*scores) + angle_term));
+      const double diff_s = max_abs_diff(*scores_s, *scores), plain_bound = rounding_tolerance(*scores);
+      if (diff_s > plain_bound)
+        s.note("The scores moved by " + report::scientific(diff_s, 2) + ", more than float32 rounding of the scores "
+               "alone (" + report::scientific(plain_bound, 0) + "): at positions up to " +
+               std::to_string(shift + T - 1) + " the float32 angle p * inv_freq is itself off by up to " +
+               report::scientific(std::ldexp(max_angle, -24), 2) + " rad, which the bound allows for. In exact "
+               "arithmetic the shift changes nothing.");
+      check_close(s, "rotation keeps the length of every query (||q_rope|| = ||q||)", row_norms(rows_of(*q_rope)), nq);
+      check_close(s, "rotation keeps the length of every key (||k_rope|| = ||k||)", row_norms(rows_of(*k_rope)), nk);
+      check_close(s, "shifted rotation keeps the length of every query too", row_norms(rows_of(*q_s)), nq);
+      const double moved = max_abs_diff(*q_s, *q_rope);
+      s.note(moved == 0.0 ? std::string("With shift 0 the positions did not move, so this stage shows nothing new: "
+                                        "try --shift 5.")
+                          : "The rotated vectors themselves did change (max |q_rope_shifted - q_rope| = " + f(moved, 4) +
+             "): what survives the shift is each dot product, because it depends only on i - j. This is why a "
+             "model can use a KV cache of rotated keys and why absolute position is invisible to the scores.");
+    }
   }
 
   {
@@ -283,15 +319,15 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i : pairs) {
-      const double w = 2.0 * kPi / tab.inv_freq(i);
+      const double w = 2.0 * kPi / inv_freq(i);
       rows.push_back({std::to_string(i), "(" + std::to_string(i) + ", " + std::to_string(i + P) + ")",
-                      report::scientific(tab.inv_freq(i), 3), f(w, 1),
+                      report::scientific(inv_freq(i), 3), f(w, 1),
                       f(static_cast<double>(T - 1) / w, 3)});
     }
     s.table({"pair", "dims (half)", "inv_freq", "wavelength (tokens)", "turns over positions 0.." + std::to_string(T - 1)},
             rows);
-    const double w_first = 2.0 * kPi / tab.inv_freq(0);
-    const double w_last = 2.0 * kPi / tab.inv_freq(P - 1);
+    const double w_first = 2.0 * kPi / inv_freq(0);
+    const double w_last = 2.0 * kPi / inv_freq(P - 1);
     const double w_llama3 = 2.0 * kPi / rope_inv_freq(d_k, 500000.0f)(P - 1);
     std::string text = "Pair 0 completes a turn every " + f(w_first, 2) + " tokens, so it repeats within a short "
                        "distance and tells neighbours apart";

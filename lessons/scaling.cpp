@@ -135,21 +135,36 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   };
   std::vector<RowStats> stats;  // one per width
   Vec example_scores, example_raw, example_scaled;  // (T,) each: the first row at d_k = 512
+  // Three (R, T) buffers made once and refilled for every width: at --seq-len 65536 each is 64 MB,
+  // and fresh ones per width (plus a copy per row) cost more than the arithmetic.
+  Mat scores = xt::empty<float>({kRows, T});    // (R, T)
+  Mat p_raw = xt::empty<float>({kRows, T});     // (R, T)
+  Mat p_scaled = xt::empty<float>({kRows, T});  // (R, T)
+  // The largest of n values, NaN ignored as xt::amax's comparisons do.
+  auto row_max = [](const float* v, std::size_t n) {
+    float m = v[0];
+    for (std::size_t j = 1; j < n; ++j) m = v[j] > m ? v[j] : m;
+    return m;
+  };
   for (std::size_t d_k : kWidths) {
-    const Mat queries = gen.randn(kRows, d_k);         // (R, d_k)
-    const Mat keys = gen.randn(T, d_k);                // (T, d_k)
-    const Mat scores = matmul_bt(queries, keys);       // (R, d_k) @ (d_k, T) -> (R, T)
-    const Mat p_raw = softmax_rows(scores);                        // (R, T)
-    const Mat p_scaled = softmax_rows(scale_scores(scores, d_k));  // (R, T)
+    const Mat queries = gen.randn(kRows, d_k);  // (R, d_k)
+    const Mat keys = gen.randn(T, d_k);         // (T, d_k)
+    sgemm(kRows, T, d_k, 1.0f, queries.data(), d_k, keys.data(), d_k, true, 0.0f, scores.data(), T);  // (R, d_k) @ (d_k, T) -> (R, T)
+    std::copy(scores.begin(), scores.end(), p_raw.begin());
+    softmax_rows_inplace(p_raw.data(), kRows, T);  // softmax(scores)
+    const float root = std::sqrt(static_cast<float>(d_k));
+    for (std::size_t i = 0; i < scores.size(); ++i) p_scaled.data()[i] = scores.data()[i] / root;  // scale_scores
+    softmax_rows_inplace(p_scaled.data(), kRows, T);  // softmax(scores / sqrt(d_k))
     double max_raw = 0, max_scaled = 0, h_raw = 0, h_scaled = 0, j_raw = 0, j_scaled = 0;
     for (std::size_t r = 0; r < kRows; ++r) {
-      const Vec a = xt::view(p_raw, r), b = xt::view(p_scaled, r);  // (T,)
-      max_raw += xt::amax(a)();
-      max_scaled += xt::amax(b)();
-      h_raw += entropy(a);
-      h_scaled += entropy(b);
-      j_raw += softmax_jacobian_norm(a);
-      j_scaled += softmax_jacobian_norm(b);
+      const float* a = p_raw.data() + r * T;     // (T,) row r, read in place
+      const float* b = p_scaled.data() + r * T;  // (T,)
+      max_raw += row_max(a, T);
+      max_scaled += row_max(b, T);
+      h_raw += entropy(a, T);
+      h_scaled += entropy(b, T);
+      j_raw += softmax_jacobian_norm(a, T);
+      j_scaled += softmax_jacobian_norm(b, T);
     }
     const double n = kRows;
     stats.push_back({max_raw / n, max_scaled / n, j_raw / n, j_scaled / n});

@@ -341,6 +341,14 @@ TEST_CASE("flash_tile_plan says what the fast path does with every tile, and fla
             skipped += plan[b][j] == attn::FlashTile::skipped;
           }
         }
+        // One entry at a time, and the counts without the table, say the same.
+        for (std::size_t b = 0; b < plan.size(); ++b)
+          for (std::size_t j = 0; j < plan[b].size(); ++j)
+            CHECK(attn::flash_tile(T, T, causal, t.tile_q, t.tile_k, b, j) == plan[b][j]);
+        const attn::FlashTileCounts counted = attn::flash_tile_counts(T, T, causal, t.tile_q, t.tile_k);
+        CHECK(counted.full == full);
+        CHECK(counted.masked == masked);
+        CHECK(counted.skipped == skipped);
         FlashStats st;
         attn::flash_attention(x, x, x, causal, t.tile_q, t.tile_k, &st);
         CHECK(st.key_tiles_skipped == skipped);
@@ -366,4 +374,22 @@ TEST_CASE("flash_tile_plan says what the fast path does with every tile, and fla
   CHECK_THROWS_AS(attn::flash_tile_plan(4, 4, true, 0, 2), std::invalid_argument);
   CHECK_THROWS_AS(attn::flash_tile_plan(4, 0, false, 2, 2), std::invalid_argument);
   CHECK_THROWS_AS(attn::flash_scratch_bytes(4, 4, 2, 0), std::invalid_argument);
+  CHECK_THROWS_AS(attn::flash_tile(4, 4, true, 2, 2, 2, 0), std::invalid_argument);  // block 2 of 2
+  CHECK_THROWS_AS(attn::flash_tile(4, 4, true, 2, 2, 0, 2), std::invalid_argument);  // tile 2 of 2
+  CHECK_THROWS_AS(attn::flash_tile_counts(4, 5, true, 2, 2), std::invalid_argument);
+  // Larger and uneven sizes, where the table is still small enough to build and count.
+  for (std::size_t T : {97, 256, 1000})
+    for (std::size_t tq : {1, 7, 64})
+      for (std::size_t tk : {1, 5, 64, 2000})
+        for (bool causal : {false, true}) {
+          INFO("T " << T << ", tile_q " << tq << ", tile_k " << tk << ", causal " << causal);
+          attn::FlashTileCounts from_plan;
+          for (const auto& row : attn::flash_tile_plan(T, T, causal, tq, tk))
+            for (attn::FlashTile f : row)
+              (f == attn::FlashTile::full ? from_plan.full : f == attn::FlashTile::masked ? from_plan.masked : from_plan.skipped) += 1;
+          const attn::FlashTileCounts c = attn::flash_tile_counts(T, T, causal, tq, tk);
+          CHECK(c.full == from_plan.full);
+          CHECK(c.masked == from_plan.masked);
+          CHECK(c.skipped == from_plan.skipped);
+        }
 }

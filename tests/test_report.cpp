@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -109,9 +111,71 @@ TEST_CASE("Stage::show copies the values row-major and keeps the labels") {
   Stage s;
   s.show("m", m, {"r0", "r1"}, {"c0", "c1", "c2"});
   const auto& t = std::get<attn::report::TensorItem>(s.items.at(0));
-  CHECK(t.values == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(std::vector<float>(t.values.begin(), t.values.end()) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(t.values.data() != m.data());  // a copy: the stage owns it
   CHECK(t.row_labels == attn::report::Labels{"r0", "r1"});
   CHECK(t.col_labels == attn::report::Labels{"c0", "c1", "c2"});
+}
+
+TEST_CASE("Stage::show of a shared or held tensor points at the lesson's buffer instead of copying it") {
+  auto m = std::make_shared<const Mat>(Mat{{1, 2, 3}, {4, 5, 6}});
+  Stage s;
+  s.show("m", m);
+  const attn::report::Held<Mat> held(Mat{{7, 8}});
+  s.show("held", held);
+  const auto& t = std::get<attn::report::TensorItem>(s.items.at(0));
+  CHECK(t.values.data() == m->data());  // the same memory, no copy
+  CHECK(t.values.size() == 6);
+  CHECK(t.values.at(5) == 6.0f);
+  CHECK_THROWS_AS(t.values.at(6), std::out_of_range);
+  const auto& h = std::get<attn::report::TensorItem>(s.items.at(1));
+  CHECK(h.values.data() == held->data());
+  CHECK(h.shape == attn::Shape{1, 2});
+  // The stage keeps the buffer alive after the lesson's own handle is gone.
+  const float* where = m->data();
+  m.reset();
+  CHECK(t.values.data() == where);
+  CHECK(t.values[4] == 5.0f);
+}
+
+TEST_CASE("a report that keeps no values records names and shapes only") {
+  Report r;
+  r.keep_values = false;
+  Stage& s = r.stage("Scores");
+  s.show("m", Mat{{1, 2}, {3, 4}});
+  s.show("not computed", attn::report::Held<Mat>(attn::Shape{5000, 5000}));
+  for (const auto& item : s.items) {
+    const auto& t = std::get<attn::report::TensorItem>(item);
+    CHECK(t.values.empty());
+  }
+  CHECK(std::get<attn::report::TensorItem>(s.items.at(1)).shape == attn::Shape{5000, 5000});
+  // A report that keeps values refuses a tensor that has none: a sink would read nothing.
+  Report keeps;
+  CHECK_THROWS_AS(keeps.stage("x").show("not computed", attn::report::Held<Mat>(attn::Shape{2, 2})), std::logic_error);
+}
+
+TEST_CASE("hold computes only when asked, and a computed shape must be the declared one") {
+  int calls = 0;
+  auto make = [&] {
+    ++calls;
+    return Mat{{1, 2, 3}};
+  };
+  const auto skipped = attn::report::hold(false, {1, 3}, make);
+  CHECK(calls == 0);
+  CHECK_FALSE(skipped.computed());
+  CHECK(skipped.shape() == attn::Shape{1, 3});
+  CHECK_THROWS_AS(*skipped, std::logic_error);
+  const auto made = attn::report::hold(true, {1, 3}, make);
+  CHECK(calls == 1);
+  CHECK((*made)(0, 2) == 3.0f);
+  CHECK_THROWS_AS(attn::report::hold(true, {3, 1}, make), std::logic_error);  // declared (3, 1), made (1, 3)
+}
+
+TEST_CASE("bytes: binary units") {
+  CHECK(attn::report::bytes(512) == "512 B");
+  CHECK(attn::report::bytes(1536) == "1.50 KiB");
+  CHECK(attn::report::bytes(4.0 * 24 * 4096 * 4096) == "1.50 GiB");
+  CHECK(attn::report::bytes(100.0 * 1024 * 1024) == "100 MiB");
 }
 
 TEST_CASE("deliver tells the sink begin, each stage, then end") {

@@ -369,6 +369,9 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // The whole lesson is computed before anything is printed: a bad option or a size refused
   // half-way leaves stdout empty.
   attn::report::Report report;
+  // A text run with --shapes-only reads no value: stages then hold none, and lessons that can
+  // skip computing them past printable sizes do (lesson_kit/options.hpp, check_sizes).
+  report.keep_values = !(output.shapes_only && !output.dump && output.format == "text");
   {
     // Training lessons report their steps; the bar shows only on a terminal's stderr, only for a
     // run longer than half a second, and is gone (even on an error) before anything else prints.

@@ -5,8 +5,7 @@
 //
 // Everything below works on raw row-major buffers: the tile loops run T/tile_q * S/tile_k times,
 // and per-tile xtensor views or copies would cost more than the tile's GEMMs (DESIGN.md,
-// performance notes). OpenBLAS's <cblas.h> is included directly: this file does not include
-// xtensor-blas, so the duplicate-enum trap (DESIGN.md, trap 8) does not apply.
+// performance notes). The products go through matmul.hpp's strided sgemm.
 #include "core/flash.hpp"
 
 #include <algorithm>
@@ -15,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <cblas.h>
+#include "core/matmul.hpp"
 
 namespace attn {
 namespace {
@@ -26,10 +25,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Rows of a, b and c are contiguous with leading dimensions kk, (kk or n) and n.
 void sgemm(const float* a, const float* b, float* c, std::size_t m, std::size_t kk, std::size_t n,
            bool b_transposed, float beta) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(kk), 1.0f, a,
-              static_cast<int>(kk), b, static_cast<int>(b_transposed ? kk : n), beta, c,
-              static_cast<int>(n));
+  attn::sgemm(m, n, kk, 1.0f, a, kk, b, b_transposed ? kk : n, b_transposed, beta, c, n);
 }
 
 // One (batch, head) problem on contiguous buffers.
@@ -215,6 +211,48 @@ std::vector<std::vector<FlashTile>> flash_tile_plan(std::size_t T, std::size_t S
     }
   }
   return plan;
+}
+
+FlashTile flash_tile(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k,
+                     std::size_t block, std::size_t tile) {
+  check_tiles(tile_q, tile_k, "flash_tile");
+  if (S == 0) throw std::invalid_argument("flash_tile: no keys to attend to (S 0)");
+  if (causal && S != T)
+    throw std::invalid_argument("flash_tile: causal attention needs as many keys as queries (T " + std::to_string(T) +
+                                ", S " + std::to_string(S) + ")");
+  const std::size_t i0 = block * tile_q, j0 = tile * tile_k;
+  if (block >= (T + tile_q - 1) / tile_q || tile >= (S + tile_k - 1) / tile_k)
+    throw std::invalid_argument("flash_tile: block " + std::to_string(block) + ", tile " + std::to_string(tile) +
+                                " is past the plan of T " + std::to_string(T) + ", S " + std::to_string(S));
+  const std::size_t i_end = std::min(T, i0 + tile_q), rk = std::min(tile_k, S - j0);
+  return tile_in_future(causal, i_end, j0)             ? FlashTile::skipped
+         : tile_crosses_diagonal(causal, i0, j0, rk) ? FlashTile::masked
+                                                     : FlashTile::full;
+}
+
+FlashTileCounts flash_tile_counts(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k) {
+  check_tiles(tile_q, tile_k, "flash_tile_counts");
+  if (S == 0) throw std::invalid_argument("flash_tile_counts: no keys to attend to (S 0)");
+  if (causal && S != T)
+    throw std::invalid_argument("flash_tile_counts: causal attention needs as many keys as queries (T " +
+                                std::to_string(T) + ", S " + std::to_string(S) + ")");
+  const std::size_t key_tiles = (S + tile_k - 1) / tile_k;
+  FlashTileCounts c;
+  for (std::size_t i0 = 0; i0 < T; i0 += tile_q) {
+    if (!causal) {
+      c.full += key_tiles;
+      continue;
+    }
+    const std::size_t i_end = std::min(T, i0 + tile_q);
+    // Computed: the tiles whose first key j0 = t * tile_k is before i_end (tile_in_future).
+    const std::size_t computed = std::min(key_tiles, (i_end + tile_k - 1) / tile_k);
+    // Full: the tiles whose last key min(S, (t + 1) * tile_k) - 1 is at most i0 (tile_crosses_diagonal).
+    const std::size_t full = i0 + 1 >= S ? key_tiles : (i0 + 1) / tile_k;
+    c.full += full;
+    c.masked += computed - full;
+    c.skipped += key_tiles - computed;
+  }
+  return c;
 }
 
 FlashAttention flash_attention(const Ten4& q, const Ten4& k, const Ten4& v, bool causal,

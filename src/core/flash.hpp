@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -86,6 +87,19 @@ enum class FlashTile : unsigned char {
 // causal with S != T, and when S is 0.
 std::vector<std::vector<FlashTile>> flash_tile_plan(std::size_t T, std::size_t S, bool causal,
                                                     std::size_t tile_q, std::size_t tile_k);
+
+// One entry of that plan, without the rest: key tile `tile` of query block `block`. A lesson
+// that walks one block of a long sequence asks for its tiles alone (the plan of T 65536 in tiles
+// of 2 would hold 2^30 entries). Throws like flash_tile_plan, and for a block or tile past the end.
+FlashTile flash_tile(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k,
+                     std::size_t block, std::size_t tile);
+
+// How many tiles of the plan are full, masked and skipped, counted block by block from the
+// sizes (no blocks x tiles table is built), for one (batch, head). Throws like flash_tile_plan.
+struct FlashTileCounts {
+  std::uint64_t full = 0, masked = 0, skipped = 0;
+};
+FlashTileCounts flash_tile_counts(std::size_t T, std::size_t S, bool causal, std::size_t tile_q, std::size_t tile_k);
 
 // One key tile as seen by one query block: what a lesson prints, step by step.
 struct FlashTileStep {

@@ -4,16 +4,13 @@
 // groups = h / h_kv, d_k head width, d_in input width, d_out output width.
 #include "core/gqa.hpp"
 
-// OpenBLAS's C interface directly: this file does not include xtensor-blas (trap 8 is about the
-// two together), and the products below need row strides that core/matmul.* does not take.
-#include <cblas.h>
-
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "core/heads.hpp"
+#include "core/matmul.hpp"
 #include "core/softmax.hpp"
 
 namespace attn {
@@ -21,13 +18,10 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& what) { throw std::invalid_argument(what); }
 
-// c (m, n) = a (m, k) @ op(b), row-major with explicit leading dimensions.
+// c (m, n) = a (m, k) @ op(b), row-major with explicit leading dimensions (matmul.hpp's sgemm).
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, bool b_transposed, float* c,
           std::size_t ldc, std::size_t m, std::size_t n, std::size_t k) {
-  if (m == 0 || n == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-              0.0f, c, static_cast<int>(ldc));
+  sgemm(m, n, k, 1.0f, a, lda, b, ldb, b_transposed, 0.0f, c, ldc);
 }
 
 // (B, T, heads * d_k) -> (B, T, heads, d_k) -> (B, heads, T, d_k)

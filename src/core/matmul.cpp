@@ -1,9 +1,18 @@
 // The only translation unit that includes xtensor-blas (it is slow to compile).
 #include "core/matmul.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <xtensor-blas/xblas.hpp>
+
+// OpenBLAS's extensions, declared by hand: <cblas.h> would clash with xtensor-blas (trap 8).
+extern "C" {
+void openblas_set_num_threads(int);
+int openblas_get_num_threads(void);
+char* openblas_get_corename(void);
+char* openblas_get_config(void);
+}
 
 namespace attn {
 namespace {
@@ -11,15 +20,7 @@ namespace {
 // One row-major sgemm: c (m, n) = a (m, k) @ op(b), op(b) = b (k, n) or b^T with b (n, k).
 void gemm(const float* a, const float* b, float* c, std::size_t m, std::size_t k, std::size_t n,
           bool b_transposed) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::fill(c, c + m * n, 0.0f);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(k), b, static_cast<int>(b_transposed ? k : n), 0.0f, c,
-              static_cast<int>(n));
+  sgemm(m, n, k, 1.0f, a, k, b, b_transposed ? k : n, b_transposed, 0.0f, c, n);
 }
 
 [[noreturn]] void mismatch(const char* op, const Shape& a, const Shape& b) {
@@ -48,6 +49,36 @@ Out batched(const In& a, const In& b, bool b_transposed, const char* op) {
 }
 
 }  // namespace
+
+void sgemm(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+           const float* b, std::size_t ldb, bool b_transposed, float beta, float* c, std::size_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    // BLAS would read nothing of a and b; c = beta * c, with beta 0 meaning "overwrite" as in BLAS.
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              beta, c, static_cast<int>(ldc));
+}
+
+std::size_t blas_threads() { return static_cast<std::size_t>(std::max(1, openblas_get_num_threads())); }
+
+BlasThreadsScope::BlasThreadsScope(std::size_t threads) : saved_(blas_threads()) {
+  if (threads != saved_) openblas_set_num_threads(static_cast<int>(threads));
+}
+
+BlasThreadsScope::~BlasThreadsScope() {
+  if (blas_threads() != saved_) openblas_set_num_threads(static_cast<int>(saved_));
+}
+
+std::string blas_description() {
+  std::string config = openblas_get_config();
+  while (!config.empty() && config.back() == ' ') config.pop_back();
+  return config + ", kernel " + openblas_get_corename() + ", " + std::to_string(blas_threads()) + " threads";
+}
 
 Mat matmul(const Mat& a, const Mat& b) { return batched<Mat>(a, b, false, "matmul"); }
 Mat matmul_bt(const Mat& a, const Mat& b) { return batched<Mat>(a, b, true, "matmul_bt"); }

@@ -7,6 +7,8 @@
 // Legend: m, k, n matrix sizes; B and h leading (batch, head) dimensions.
 #pragma once
 
+#include <string>
+
 #include "core/tensor.hpp"
 
 namespace attn {
@@ -27,5 +29,33 @@ Ten4 matmul(const Ten4& a, const Ten4& b);
 Ten3 matmul(const Ten3& x, const Mat& w);
 // x @ w^T for every row of x: (B, T, k) @ (n, k)^T -> (B, T, n), one sgemm over all B*T rows.
 Ten3 matmul_bt(const Ten3& x, const Mat& w);
+
+// The one sgemm behind everything above, on raw row-major buffers with explicit row strides, for
+// code that reads sub-blocks in place (a group of heads, a KV cache, one head inside a (B, T,
+// h * d_k) projection) or accumulates into its output:
+//   c (m, n) = alpha * a (m, k) @ op(b) + beta * c,   op(b) = b (k, n), or b^T with b stored (n, k).
+// lda, ldb, ldc are the distances between consecutive rows of a, b (as stored) and c. With k = 0
+// it only scales c by beta. Declared here so that no caller needs <cblas.h> (DESIGN.md, trap 8).
+void sgemm(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+           const float* b, std::size_t ldb, bool b_transposed, float beta, float* c, std::size_t ldc);
+
+// OpenBLAS's own threads: how many each sgemm may use (OPENBLAS_NUM_THREADS, else the cores), and
+// a scope that sets that number and restores it on exit. The setting is process-wide; code that
+// runs sgemm from several threads of its own sets it to 1 for the duration (fast_attention.cpp).
+std::size_t blas_threads();
+class BlasThreadsScope {
+ public:
+  explicit BlasThreadsScope(std::size_t threads);
+  ~BlasThreadsScope();
+  BlasThreadsScope(const BlasThreadsScope&) = delete;
+  BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;
+
+ private:
+  std::size_t saved_;
+};
+
+// What OpenBLAS reports about itself: "OpenBLAS 0.3.21 ... Haswell MAX_THREADS=64, kernel
+// Haswell, 2 threads". Benchmarks print it beside their timings.
+std::string blas_description();
 
 }  // namespace attn

@@ -4,19 +4,23 @@
 
 namespace attn {
 
-double entropy(const Vec& p) {
+double entropy(const Vec& p) { return entropy(p.data(), p.size()); }
+
+double entropy(const float* p, std::size_t n) {
   double h = 0.0;
-  for (float v : p)
-    if (v > 0.0f) h -= static_cast<double>(v) * std::log(static_cast<double>(v));
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] > 0.0f) h -= static_cast<double>(p[i]) * std::log(static_cast<double>(p[i]));
   return h;
 }
 
-double softmax_jacobian_norm(const Vec& p) {
+double softmax_jacobian_norm(const Vec& p) { return softmax_jacobian_norm(p.data(), p.size()); }
+
+double softmax_jacobian_norm(const float* p, std::size_t n) {
   // ||diag(p) - p p^T||_F^2 = sum_i p_i^2 - 2 sum_i p_i^3 + (sum_i p_i^2)^2: O(n), not O(n^2),
   // so long rows (the scaling lesson's --seq-len) stay cheap.
   double sq = 0.0, cube = 0.0;
-  for (float v : p) {
-    const double x = v;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = p[i];
     sq += x * x;
     cube += x * x * x;
   }

@@ -45,10 +45,12 @@ xt::xtensor<float, N - 1> row_sums(const xt::xtensor<float, N>& x) {
 
 // -sum p log p, in nats; 0 log 0 counts as 0. log(n) for a uniform row of n.
 double entropy(const Vec& p);
+double entropy(const float* p, std::size_t n);  // the same over n contiguous values (a row, not copied)
 
 // Frobenius norm of the softmax Jacobian d softmax / d logits = diag(p) - p p^T.
 // Near 0 when one weight is ~1: almost no gradient flows back to the scores.
 double softmax_jacobian_norm(const Vec& p);
+double softmax_jacobian_norm(const float* p, std::size_t n);
 
 // Mean and population variance of a set of samples (double accumulation).
 struct Moments {

@@ -109,7 +109,10 @@ InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, cons
 }
 
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
-                         bool always_batched) {
+                         bool always_batched, const std::function<bool(const InputSizes&)>& check_first) {
+  auto sizes_known = [&](std::size_t B, std::size_t T, std::size_t d_in) {  // whether x gets its values
+    return check_first ? check_first({B, T, d_in}) : true;
+  };
   LessonInput in;
   if (opts.input) {
     const ExternalTensor& t = *opts.input;
@@ -119,6 +122,7 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
     in.B = sizes.B;
     in.T = sizes.T;
     in.d_in = sizes.d_in;
+    sizes_known(in.B, in.T, in.d_in);  // --input is read already: its values are kept either way
     Mat one = xt::empty<float>({in.T, in.d_in});  // (T, d_in)
     if (has_batch) {
       in.x = xt::empty<float>({in.B, in.T, in.d_in});  // (B, T, d_in)
@@ -168,10 +172,11 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
       throw UsageError("--seq-len disagrees with the number of --tokens", "--seq-len",
                        std::to_string(in.T) + " (one per token)", std::to_string(*opts.seq_len));
     check_size("x", {in.B, in.T, in.d_in}, opts.shapes_only, "--tokens, --d-in");
+    const bool values = sizes_known(in.B, in.T, in.d_in);
     in.x = xt::empty<float>({in.B, in.T, in.d_in});  // (B, T, d_in)
     for (std::size_t b = 0; b < in.B; ++b) {
-      const TokenInput one = embed_tokens(sentences[b], in.d_in, true);
-      std::copy(one.x.begin(), one.x.end(), in.x.begin() + b * in.T * in.d_in);
+      const TokenInput one = embed_tokens(sentences[b], in.d_in, true, values);
+      if (values) std::copy(one.x.data(), one.x.data() + one.x.size(), in.x.data() + b * in.T * in.d_in);
       for (const auto& w : sentences[b]) in.rows.push_back(w);
       in.origin += (b ? " " : "") + std::string("Sentence ") + std::to_string(b + 1) + ": " + one.origin;
     }
@@ -182,9 +187,12 @@ LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, st
   }
   in.d_in = size_option(opts.d_in, default_d_in, "--d-in");
   in.B = size_option(opts.batch, default_B, "--batch");
-  const TokenInput words = token_input(opts, in.d_in);
+  const std::size_t T = resolve_seq_len(opts, book_tokens().size());
+  check_size("x", {T, in.d_in}, opts.shapes_only, "--seq-len, --d-in");
+  const bool values = sizes_known(in.B, T, in.d_in);
+  const TokenInput words = token_input(opts, in.d_in, values);
   in.T = words.tokens.size();
-  in.x = stack_batch(words.x, in.B);  // (B, T, d_in)
+  in.x = values ? stack_batch(words.x, in.B) : Ten3(xt::empty<float>({in.B, in.T, in.d_in}));  // (B, T, d_in)
   in.rows = words.tokens;
   in.cols = words.tokens;
   in.origin = words.origin;
@@ -206,11 +214,11 @@ std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_ou
 }
 
 Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
-                      bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name) {
+                      bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name, bool draw) {
   const std::string& py = python_name.empty() ? name : python_name;
   if (opts.weights.empty()) {
     r.add(recipe::Linear{py, in, out, bias});
-    return make_linear(gen, in, out, bias);
+    return draw ? make_linear(gen, in, out, bias) : Linear{};
   }
   Linear layer;
   layer.weight = weight_out_in(opts, name, in, out);  // (out, in)
@@ -238,15 +246,19 @@ Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size
   return w;
 }
 
-SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed) {
-  LessonInput in = lesson_input(opts, 3, 1, false);
+SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed, bool values_optional) {
   const std::size_t d_out = projection_width(opts, 2);
-  check_size("attn_scores", {in.B, in.T, in.T}, opts.shapes_only, "--batch, --seq-len");
-  check_size("each projection weight", {in.d_in, d_out}, opts.shapes_only, "--d-in, --d-out");
-  check_size("queries", {in.B, in.T, d_out}, opts.shapes_only, "--batch, --seq-len, --d-out");
+  bool values = true;
+  LessonInput in = lesson_input(opts, 3, 1, false, [&](const InputSizes& n) {
+    values = check_sizes({{"attn_scores", {n.B, n.T, n.T}, "--batch, --seq-len"},
+                          {"each projection weight", {n.d_in, d_out}, "--d-in, --d-out"},
+                          {"queries", {n.B, n.T, d_out}, "--batch, --seq-len, --d-out"}},
+                         opts.shapes_only, values_optional);
+    return values;
+  });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;
   const bool batched = in.batched;
-  return {opts.seed.value_or(default_seed), d_in, d_out, B, T, BatchView(batched), std::move(in), opts.preset};
+  return {opts.seed.value_or(default_seed), d_in, d_out, B, T, values, BatchView(batched), std::move(in), opts.preset};
 }
 
 std::vector<std::string> SingleHeadSetup::setting(const recipe::Recipe& r) const {

@@ -4,6 +4,7 @@
 // Legend: B batch, T tokens, d_in input width, in/out a layer's widths.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,8 +47,13 @@ InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, cons
 // --input (sizes from the file; a disagreeing --d-in, --seq-len or --batch is refused),
 // several --tokens sentences (one batch entry each), or the tokens and their embeddings
 // (lesson_kit/inputs.hpp), stacked to `default_B` copies unless --batch says otherwise.
+// `check_first`, when given, runs as soon as the sizes are known and before any of x is made:
+// a lesson's check_size calls go there, so that a refusal costs nothing (embedding 65536 words
+// first took seconds). It returns whether the run computes values (check_sizes); when it does
+// not, x is allocated with its shape but never filled or touched (no memory, no time), and the
+// lesson must not read it. --input's values are copied either way (they are already read).
 LessonInput lesson_input(const LessonOptions& opts, std::size_t default_d_in, std::size_t default_B,
-                         bool always_batched);
+                         bool always_batched, const std::function<bool(const InputSizes&)>& check_first = {});
 
 // The book's vectors by lower-case word when the embedding rule uses them (d_in 3, else empty):
 // what recipe::Words needs to print a sentence's embeddings as embed_tokens made them.
@@ -61,9 +67,11 @@ std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_ou
 // drawn from `gen` like PyTorch. Records how in `r`: `name = nn.Linear(...)`, then the loads
 // that replace its parameters when they come from files. `name` is also the file's stem
 // (W_query.npy); `python_name`, when given, is what the reproduce lines and the screen call the
-// layer (a preset's "wq", "q_proj").
+// layer (a preset's "wq", "q_proj"). With `draw` false (a run that computes no values) a layer
+// that would be drawn is recorded in `r` all the same but not drawn: its weight stays empty.
 Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
-                      bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name = "");
+                      bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name = "",
+                      bool draw = true);
 
 // A plain (in, out) matrix, as the book's torch.rand(d_in, d_out) parameters of 3.4, or loaded
 // from --weights; recorded in `r`.
@@ -74,6 +82,7 @@ Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size
 struct SingleHeadSetup {
   std::uint64_t seed;
   std::size_t d_in, d_out, B, T;
+  bool values;     // false: a --shapes-only run past printable sizes that computes nothing (check_sizes)
   BatchView view;  // batched when --batch was given or the input has a batch axis
   LessonInput in;  // x (B, T, d_in) and its labels
   std::string preset;  // the --preset applied, or ""
@@ -82,8 +91,9 @@ struct SingleHeadSetup {
 };
 
 // Sizes from the options (the book's d_in 3, d_out 2, batch 1 by default; from --input and
-// --weights when given), refused when the tensors they imply are too large.
-SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed);
+// --weights when given), refused when the tensors they imply are too large, before x is made.
+// `values_optional`: the lesson can run without values (see check_sizes).
+SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed, bool values_optional = false);
 
 // Stage 1 of every token lesson: x with its tokens, where it came from, and how a batch is made.
 // The equation is input.equation.

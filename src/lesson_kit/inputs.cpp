@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_set>
 
 #include <xtensor/xview.hpp>
 
@@ -52,7 +53,7 @@ std::size_t resolve_seq_len(const LessonOptions& opts, std::size_t default_t) {
   return size_option(opts.seq_len, default_t, "--seq-len");
 }
 
-TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
+TokenInput token_input(const LessonOptions& opts, std::size_t d_in, bool values) {
   const std::size_t T = resolve_seq_len(opts, book_tokens().size());
   std::vector<std::string> tokens;
   if (opts.tokens) {
@@ -63,16 +64,17 @@ TokenInput token_input(const LessonOptions& opts, std::size_t d_in) {
       tokens.push_back(t < book_tokens().size() ? book_tokens()[t] : "tok" + std::to_string(t + 1));
   }
   check_size("x", {T, d_in}, opts.shapes_only, "--seq-len, --d-in");
-  return embed_tokens(std::move(tokens), d_in, /*book=*/true);
+  return embed_tokens(std::move(tokens), d_in, /*book=*/true, values);
 }
 
-TokenInput embed_tokens(std::vector<std::string> tokens, std::size_t d_in, bool book_vectors) {
+TokenInput embed_tokens(std::vector<std::string> tokens, std::size_t d_in, bool book_vectors, bool values) {
   const std::size_t T = tokens.size();
   TokenInput in;
   in.tokens = std::move(tokens);
-  in.x = xt::zeros<float>({T, d_in});  // (T, d_in)
+  in.x = values ? Mat(xt::zeros<float>({T, d_in})) : Mat(xt::empty<float>({T, d_in}));  // (T, d_in)
   const Mat book = book_embeddings();  // (6, 3)
   std::vector<std::pair<std::string, std::uint32_t>> seeded;  // words with their own vector, first seen first
+  std::unordered_set<std::string> seen;  // the same words, to look up: a list scan made 65536 words take seconds
   std::size_t from_book = 0;
   for (std::size_t t = 0; t < T; ++t) {
     const std::string word = lower(in.tokens[t]);
@@ -80,13 +82,15 @@ TokenInput embed_tokens(std::vector<std::string> tokens, std::size_t d_in, bool 
     for (std::size_t r = 0; r < book_tokens().size(); ++r)
       if (lower(book_tokens()[r]) == word) book_row = r;
     if (book_vectors && d_in == 3 && book_row < book_tokens().size()) {
-      for (std::size_t k = 0; k < 3; ++k) in.x(t, k) = book(book_row, k);
+      if (values)
+        for (std::size_t k = 0; k < 3; ++k) in.x(t, k) = book(book_row, k);
       ++from_book;
     } else {
-      const Vec e = word_embedding(word, d_in);  // (d_in,)
-      std::copy(e.begin(), e.end(), &in.x(t, 0));
-      const bool seen = std::any_of(seeded.begin(), seeded.end(), [&](const auto& p) { return p.first == word; });
-      if (!seen) seeded.emplace_back(word, word_seed(word));
+      if (values) {
+        const Vec e = word_embedding(word, d_in);  // (d_in,)
+        std::copy(e.begin(), e.end(), &in.x(t, 0));
+      }
+      if (seen.insert(word).second) seeded.emplace_back(word, word_seed(word));
     }
   }
   if (seeded.empty()) {
@@ -114,23 +118,53 @@ Ten3 stack_batch(const Mat& x, std::size_t B) {
   return out;
 }
 
+// Without the batch axis, entry 0 of a row-major (B, ...) tensor is its first contiguous block:
+// shapes and values are read there, never copied through an xtensor view (at T = 4096 a (T, T)
+// copy is 64 MB).
 report::Stage& BatchView::in(report::Stage& s, std::string name, const Ten3& t) const {
   if (batched_) return s.in(std::move(name), t);
-  return s.in(std::move(name), Mat(xt::view(t, 0)));
+  return s.in_shape(std::move(name), {t.shape()[1], t.shape()[2]});  // (B, a, b) -> (a, b)
 }
 
 report::Stage& BatchView::show(report::Stage& s, std::string name, const Ten3& t,
                                report::Labels rows, report::Labels cols) const {
   if (batched_) return s.show(std::move(name), t, std::move(rows), std::move(cols));
-  const Mat first = xt::view(t, 0);  // (B, a, b) -> (a, b), B is 1 here
-  return s.show(std::move(name), first, std::move(rows), std::move(cols));
+  // (B, a, b) -> (a, b), B is 1 here
+  return s.show_copy(std::move(name), {t.shape()[1], t.shape()[2]}, t.data(), std::move(rows), std::move(cols));
+}
+
+report::Stage& BatchView::show(report::Stage& s, std::string name, const std::shared_ptr<const Ten3>& t,
+                               report::Labels rows, report::Labels cols) const {
+  if (batched_) return s.show(std::move(name), t, std::move(rows), std::move(cols));
+  // (B, a, b) -> (a, b), B is 1 here: the same values, shared
+  return s.show_shared(std::move(name), {t->shape()[1], t->shape()[2]}, t, t->data(), std::move(rows),
+                       std::move(cols));
+}
+
+report::Stage& BatchView::in(report::Stage& s, std::string name, const report::Held<Ten3>& t) const {
+  const Shape& n = t.shape();
+  return batched_ ? s.in_shape(std::move(name), n) : s.in_shape(std::move(name), {n[1], n[2]});
+}
+
+report::Stage& BatchView::show(report::Stage& s, std::string name, const report::Held<Ten3>& t,
+                               report::Labels rows, report::Labels cols) const {
+  if (t.computed()) return show(s, std::move(name), t.shared(), std::move(rows), std::move(cols));
+  const Shape& n = t.shape();
+  return s.show(std::move(name), report::Held<Ten3>(batched_ ? n : Shape{n[1], n[2]}), std::move(rows),
+                std::move(cols));
+}
+
+report::Stage& BatchView::show(report::Stage& s, std::string name, const report::Held<Mat>& t,
+                               report::Labels cols) const {
+  if (t.computed()) return show(s, std::move(name), *t, std::move(cols));  // (B, n): small, copied
+  const Shape& n = t.shape();
+  return s.show(std::move(name), report::Held<Mat>(batched_ ? n : Shape{n[1]}), {}, std::move(cols));
 }
 
 report::Stage& BatchView::show(report::Stage& s, std::string name, const Mat& t,
                                report::Labels cols) const {
   if (batched_) return s.show(std::move(name), t, {}, std::move(cols));
-  const Vec first = xt::view(t, 0);  // (B, n) -> (n,), B is 1 here
-  return s.show(std::move(name), first, {}, std::move(cols));
+  return s.show_copy(std::move(name), {t.shape()[1]}, t.data(), {}, std::move(cols));  // (B, n) -> (n,), B is 1 here
 }
 
 std::string BatchView::axes(const std::string& inner) const {

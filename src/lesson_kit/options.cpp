@@ -133,4 +133,19 @@ std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const st
   return out;
 }
 
+bool check_sizes(const std::vector<SizedTensor>& tensors, bool shapes_only, bool values_optional) {
+  if (shapes_only && values_optional) {
+    long double total = 0;  // what the run would hold at once, if it computed
+    for (const SizedTensor& t : tensors) {
+      long double count = 1;
+      for (std::size_t d : t.shape) count *= static_cast<long double>(d);
+      if (count > static_cast<long double>(kMaxPrintedValues)) return false;
+      total += count;
+    }
+    if (total > static_cast<long double>(kMaxPrintedValues)) return false;
+  }
+  for (const SizedTensor& t : tensors) check_size(t.name, t.shape, shapes_only, t.options);
+  return true;
+}
+
 }  // namespace attn

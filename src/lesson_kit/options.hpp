@@ -145,4 +145,19 @@ constexpr std::size_t kMaxPrintedValues = std::size_t{1} << 24;
 void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
                 const std::string& options);
 
+// A tensor a lesson is about to make, for check_sizes.
+struct SizedTensor {
+  std::string name;     // "attn_scores"
+  Shape shape;          // (B, T, T)
+  std::string options;  // the flags that set its size: "--batch, --seq-len"
+};
+
+// Whether this run computes values, checked before anything is made. A --shapes-only run that no
+// sink reads values from (`values_optional`: the lesson can run without them and the report keeps
+// none, see report::Report::keep_values) computes nothing once any of `tensors` is too large to
+// print, or all of them together are (2^24 values, 64 MB: Llama-sized weights at a few tokens):
+// it shows names and shapes at any size, instantly, holding nothing, and returns false.
+// Otherwise each tensor goes through check_size (which may refuse it) and the answer is true.
+bool check_sizes(const std::vector<SizedTensor>& tensors, bool shapes_only, bool values_optional);
+
 }  // namespace attn

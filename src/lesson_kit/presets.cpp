@@ -194,7 +194,24 @@ void apply_preset(const std::string& name, const std::string& lesson, bool value
   } else if (name == "llama") {
     const LlamaSizes& L = llama_3_2_3b();
     const bool own_tokens = !opts.tokens && !opts.input;
-    if (own_tokens) opts.tokens = words("<|begin_of_text|> the financial bank is located on river bank");
+    std::string sentence;  // what x embeds, for the note
+    if (own_tokens) {
+      opts.tokens = words("<|begin_of_text|> the financial bank is located on river bank");
+      const std::size_t given = opts.tokens->size();
+      sentence = "the " + std::to_string(given) +
+                 " tokens of \"the financial bank is located on river bank\" with its begin-of-text token";
+      if (opts.seq_len && *opts.seq_len != given) {
+        // --seq-len: real context lengths. The walk-through's tokens cut short, or followed by
+        // numbered ones (each with its own seeded vector, as --seq-len past the book's six does).
+        const std::size_t T = *opts.seq_len;
+        if (T < given) opts.tokens->resize(T);
+        for (std::size_t t = given; t < T; ++t) opts.tokens->push_back("tok" + std::to_string(t + 1));
+        sentence = std::to_string(T) + " tokens: " +
+                   (T < given ? "the first " + std::to_string(T) + " of the walk-through's " + std::to_string(given)
+                              : "the walk-through's " + std::to_string(given) + ", then tok" + std::to_string(given + 1) +
+                                    " .. tok" + std::to_string(T));
+      }
+    }
     fill(opts.seed, std::uint64_t{0});
     fill(opts.batch, std::size_t{1});
     fill(opts.d_in, L.hidden);
@@ -209,9 +226,6 @@ void apply_preset(const std::string& name, const std::string& lesson, bool value
         " -> " + kv_width + " (" + std::to_string(L.kv_heads) + " key/value heads, each read by " +
         std::to_string(L.heads / L.kv_heads) + " query heads)";
     const std::string T = own_tokens ? std::to_string(opts.tokens->size()) : "";
-    const std::string sentence =
-        own_tokens ? "the " + T + " tokens of \"the financial bank is located on river bank\" with its begin-of-text token"
-                   : "";
     const std::string random = "The weights and embeddings are random, NOT Llama's: the shapes are real, the numbers "
                                "are not. Shapes only by default; add --values to print the values.";
     if (lesson == "heads") {

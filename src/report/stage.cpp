@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <stdexcept>
 
 #include "report/text_width.hpp"
@@ -16,6 +17,27 @@ Stage& Stage::attention_weights() {
       return *this;
     }
   throw std::logic_error("attention_weights(): the stage shows no tensor yet");
+}
+
+Stage& Stage::show_shared(std::string name, Shape shape, std::shared_ptr<const void> owner, const float* data,
+                          Labels rows, Labels cols) {
+  std::size_t n = 1;
+  for (std::size_t d : shape) n *= d;
+  if (keep_values && !data && n != 0)  // a sink would read values that were never computed
+    throw std::logic_error("Stage::show: " + name + " " + shape_str(shape) + " has no values, and this report keeps them");
+  TensorItem item{std::move(name), std::move(shape), {}, std::move(rows), std::move(cols)};
+  if (keep_values) item.values = TensorValues(std::move(owner), data, n);
+  items.emplace_back(std::move(item));
+  return *this;
+}
+
+Stage& Stage::show_copy(std::string name, Shape shape, const float* data, Labels rows, Labels cols) {
+  std::size_t n = 1;
+  for (std::size_t d : shape) n *= d;
+  TensorItem item{std::move(name), std::move(shape), {}, std::move(rows), std::move(cols)};
+  if (keep_values) item.values = TensorValues(std::vector<float>(data, data + n));
+  items.emplace_back(std::move(item));
+  return *this;
 }
 
 // Notes, tables and checks quote the learner's words (--tokens, --src): control characters and
@@ -76,6 +98,7 @@ Stage& Report::stage(std::string title, std::string equation) {
   s.index = stages_.size() + 1;
   s.title = std::move(title);
   s.equation = std::move(equation);
+  s.keep_values = keep_values;
   stages_.push_back(std::move(s));
   return stages_.back();
 }
@@ -132,6 +155,19 @@ std::string fixed(double v, int decimals) {
 std::string scientific(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*e", digits, v);
+  return buf;
+}
+
+std::string bytes(double n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t u = 0;
+  while (n >= 1024.0 && u + 1 < std::size(units)) {
+    n /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%.0f B", n);
+  else std::snprintf(buf, sizeof buf, n < 100.0 ? "%.2f %s" : "%.0f %s", n, units[u]);
   return buf;
 }
 

@@ -6,24 +6,100 @@
 // lesson never knows where its output goes.
 #pragma once
 
+#include <algorithm>
 #include <deque>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "report/held.hpp"
 
 namespace attn::report {
 
 using Labels = std::vector<std::string>;
 
+// The values of a shown tensor, row-major. Either the stage's own copy (a std::vector, as before)
+// or the lesson's tensor itself, shared (Stage::show of a std::shared_ptr or a Held): at T = 4096
+// one (T, T) tensor is 64 MB, and a stage that copied each one it showed doubled the lesson's
+// memory. Reading is the same either way. Writing (a test or a sink building an item by hand:
+// push_back, assign, [i] = ...) works on the own copy; a shared view is copied first, so the
+// lesson's tensor is never changed through a stage. Empty when the report keeps no values
+// (Report::keep_values).
+class TensorValues {
+ public:
+  TensorValues() = default;
+  TensorValues(std::vector<float> own) : own_(std::move(own)) {}  // NOLINT: converts like the vector it replaced
+  TensorValues(std::initializer_list<float> own) : own_(own) {}
+  // n floats at `data`, kept alive by `owner`: shared, not copied.
+  TensorValues(std::shared_ptr<const void> owner, const float* data, std::size_t n)
+      : owner_(std::move(owner)), data_(data), size_(n) {}
+
+  bool shared() const { return owner_ != nullptr; }
+  std::size_t size() const { return shared() ? size_ : own_.size(); }
+  bool empty() const { return size() == 0; }
+  const float* data() const { return shared() ? data_ : own_.data(); }
+  const float* begin() const { return data(); }
+  const float* end() const { return data() + size(); }
+  float operator[](std::size_t i) const { return data()[i]; }
+  float front() const { return at(0); }
+  float back() const { return at(size() - 1); }
+  float at(std::size_t i) const {
+    if (i >= size()) throw std::out_of_range("TensorValues::at(" + std::to_string(i) + ") of " + std::to_string(size()));
+    return data()[i];
+  }
+
+  float* data() { return mine().data(); }
+  float* begin() { return data(); }
+  float* end() { return data() + size(); }
+  float& operator[](std::size_t i) { return mine()[i]; }
+  void push_back(float v) { mine().push_back(v); }
+  template <class It>
+  void assign(It first, It last) {
+    owner_.reset();
+    own_.assign(first, last);
+  }
+
+  // A copy, for code that wants a std::vector.
+  operator std::vector<float>() const { return std::vector<float>(begin(), end()); }  // NOLINT: as before
+
+  friend bool operator==(const TensorValues& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator==(const std::vector<float>& a, const TensorValues& b) { return b == a; }
+  friend bool operator!=(const TensorValues& a, const std::vector<float>& b) { return !(a == b); }
+  friend bool operator!=(const std::vector<float>& a, const TensorValues& b) { return !(b == a); }
+  friend bool operator==(const TensorValues& a, const TensorValues& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator!=(const TensorValues& a, const TensorValues& b) { return !(a == b); }
+
+ private:
+  // The own copy, made from the shared values first if there are any.
+  std::vector<float>& mine() {
+    if (shared()) {
+      own_.assign(data_, data_ + size_);
+      owner_.reset();
+    }
+    return own_;
+  }
+  std::vector<float> own_;
+  std::shared_ptr<const void> owner_;
+  const float* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 struct TensorItem {
   std::string name;
   Shape shape;
-  std::vector<float> values;  // row-major
-  Labels row_labels;          // labels the second-to-last axis (tokens), or empty
-  Labels col_labels;          // labels the last axis when it is tokens too, or empty
-  bool attention = false;     // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
+  TensorValues values;     // row-major
+  Labels row_labels;       // labels the second-to-last axis (tokens), or empty
+  Labels col_labels;       // labels the last axis when it is tokens too, or empty
+  bool attention = false;  // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
   // A curve (a loss per training step): a 1-D tensor the text sink draws as a small plot instead
   // of printing its values, with x counted from 1 and named `curve_x` ("step"). Empty: not a curve.
   // Every other sink treats it as any tensor (--dump writes it as .npy, JSON lists its values).
@@ -79,21 +155,45 @@ struct Stage {
   std::string equation;         // ASCII, e.g. "attn_scores = queries @ keys^T"
   std::vector<Shaped> inputs;   // shapes going in
   std::vector<Item> items;      // what the stage shows, in order
+  bool keep_values = true;      // set by Report::stage from Report::keep_values
 
   // The shape of a tensor this stage reads.
   template <class E>
   Stage& in(std::string name, const E& t) {
-    inputs.push_back({std::move(name), to_shape(t.shape())});
+    return in_shape(std::move(name), to_shape(t.shape()));
+  }
+  Stage& in_shape(std::string name, Shape shape) {
+    inputs.push_back({std::move(name), std::move(shape)});
     return *this;
   }
-  // A tensor this stage makes, shown with its values.
+  // A tensor this stage makes, shown with its values (copied).
   template <class E>
   Stage& show(std::string name, const E& t, Labels rows = {}, Labels cols = {}) {
+    if constexpr (std::is_same_v<E, Vec> || std::is_same_v<E, Mat> || std::is_same_v<E, Ten3> ||
+                  std::is_same_v<E, Ten4>)
+      return show_copy(std::move(name), to_shape(t.shape()), t.data(), std::move(rows), std::move(cols));  // memcpy
     TensorItem item{std::move(name), to_shape(t.shape()), {}, std::move(rows), std::move(cols)};
-    item.values.assign(t.begin(), t.end());
+    if (keep_values) item.values = TensorValues(std::vector<float>(t.begin(), t.end()));
     items.emplace_back(std::move(item));
     return *this;
   }
+  // The same without a copy: the stage holds a reference to the lesson's tensor.
+  template <class E>
+  Stage& show(std::string name, std::shared_ptr<const E> t, Labels rows = {}, Labels cols = {}) {
+    return show_shared(std::move(name), to_shape(t->shape()), t, t->data(), std::move(rows), std::move(cols));
+  }
+  // A held tensor: shared when it was computed, its shape alone when it was not.
+  template <class E>
+  Stage& show(std::string name, const Held<E>& t, Labels rows = {}, Labels cols = {}) {
+    if (t.computed()) return show(std::move(name), t.shared(), std::move(rows), std::move(cols));
+    return show_shared(std::move(name), t.shape(), nullptr, nullptr, std::move(rows), std::move(cols));
+  }
+  // `shape` over values at `data` that `owner` keeps alive (a (T, T) slice of a shared (1, T, T)
+  // tensor, say), shared rather than copied.
+  Stage& show_shared(std::string name, Shape shape, std::shared_ptr<const void> owner, const float* data,
+                     Labels rows = {}, Labels cols = {});
+  // `shape` over values at `data`, copied: a contiguous slice of a larger tensor.
+  Stage& show_copy(std::string name, Shape shape, const float* data, Labels rows = {}, Labels cols = {});
   // Marks the tensor shown last as attention weights (rows: queries, columns: keys), which
   // picture sinks draw as heatmaps.
   Stage& attention_weights();
@@ -137,6 +237,9 @@ struct Header {
 class Report {
  public:
   Header header;
+  // False when no sink will read a value (a text run with --shapes-only): stages then record
+  // names and shapes only, and hold no values at all.
+  bool keep_values = true;
   Stage& stage(std::string title, std::string equation = "");
   const std::deque<Stage>& stages() const { return stages_; }
 
@@ -173,5 +276,6 @@ std::vector<FailedCheck> failed_checks(const Report& report);
 // Helpers for the numbers lessons put in checks and tables.
 std::string fixed(double v, int decimals);     // "%.4f"
 std::string scientific(double v, int digits);  // "%.2e"
+std::string bytes(double n);                   // "1.50 GiB", "96.0 MiB", "512 B": binary units
 
 }  // namespace attn::report

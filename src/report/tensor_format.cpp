@@ -31,7 +31,8 @@ std::string py_sci(double v, int precision) {
 // torch's _Formatter: decides the mode and the common width from the (summarised) values.
 class Formatter {
  public:
-  Formatter(const std::vector<float>& values, int precision) : precision_(precision) {
+  template <class Values>  // std::vector<float> or TensorValues
+  Formatter(const Values& values, int precision) : precision_(precision) {
     std::vector<double> finite;
     for (float v : values)
       if (std::isfinite(v) && v != 0.0f) finite.push_back(v);
@@ -215,7 +216,7 @@ std::string format_tensor(const TensorItem& t, const PrintOptions& o) {
   const bool summarize = count > o.threshold;
   std::vector<float> basis;
   if (summarize) summarise(t, strides, 0, 0, o.edgeitems, basis);
-  const Formatter f(summarize ? basis : t.values, o.precision);
+  const Formatter f = summarize ? Formatter(basis, o.precision) : Formatter(t.values, o.precision);
   const Printer p{t, o, f, summarize, strides};
   const std::string body = "tensor(" + p.str(0, 0, 7) + ")";
 

@@ -226,9 +226,36 @@ TEST_CASE("--shapes-only lifts the printing limit but not the memory limit") {
   CHECK(printed.out.find("tensor(") == std::string::npos);
   CHECK(printed.out.find("W_query (5000, 5000)") != std::string::npos);
 
-  const auto held = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only"});
+  const auto held = attn_run({"lesson", "self-attention", "--seq-len", "5000", "--batch", "64", "--shapes-only"});
   CHECK(held.status == 2);
   CHECK(held.err.find("too large to hold") != std::string::npos);
+}
+
+TEST_CASE("causal and heads with --shapes-only past printable sizes compute nothing and show the real shapes") {
+  // What the issue asked to see instantly: Llama-3.2-3B's attention at 4096 tokens.
+  const auto llama = attn_run({"lesson", "heads", "--preset", "llama", "--seq-len", "4096", "--shapes-only"});
+  CHECK(llama.status == 0);
+  CHECK(llama.err.empty());
+  CHECK(llama.out.find("attn_scores (1, 24, 4096, 4096)") != std::string::npos);
+  CHECK(llama.out.find("1.50 GiB") != std::string::npos);
+  CHECK(llama.out.find("tensor(") == std::string::npos);
+  CHECK(llama.out.find("check ") == std::string::npos);
+  // Held to the limit before, now only shapes: nothing is held.
+  const auto heads = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only"});
+  CHECK(heads.status == 0);
+  CHECK(heads.out.find("attn_scores (64, 2, 5000, 5000)") != std::string::npos);
+  const auto causal = attn_run({"lesson", "causal", "--seq-len", "65536", "--shapes-only"});
+  CHECK(causal.status == 0);
+  CHECK(causal.out.find("attn_weights (65536, 65536)") != std::string::npos);
+  CHECK(causal.out.find("computes nothing") != std::string::npos);
+  // Without --shapes-only the same size is refused, before anything is made.
+  const auto refused = attn_run({"lesson", "causal", "--seq-len", "65536"});
+  CHECK(refused.status == 2);
+  CHECK(refused.err.find("too large to hold") != std::string::npos);
+  // A sink that reads values (--format json) gets them: the run computes and holds, within the limits.
+  const auto json = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only", "--format", "json"});
+  CHECK(json.status == 2);
+  CHECK(json.err.find("too large to hold") != std::string::npos);
 }
 
 TEST_CASE("every lesson runs with its defaults and shows numbered stages") {
