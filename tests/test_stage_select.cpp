@@ -154,6 +154,11 @@ TEST_CASE("a trimmed report keeps the header, numbers its stages as the full run
   Report one = five_stages();
   one.keep_stages({3}, "mask");
   CHECK(stages_line(one.header, one.total_stages()) == "stage 3 of 5 (--stage mask)");
+  // The option as typed is the learner's text: a tab or newline around the words still finds the
+  // title, and reaches the header line cleaned.
+  Report tabbed = five_stages();
+  tabbed.keep_stages(resolved("\tmask\n", tabbed), "\tmask\n");
+  CHECK(stages_line(tabbed.header, tabbed.total_stages()) == "stages 3-4 of 5 (--stage ?mask?)");
   // Numbers that are not this run's stages are a programming error.
   Report bad = five_stages();
   CHECK_THROWS_AS(bad.keep_stages({2, 9}, "2,9"), std::logic_error);

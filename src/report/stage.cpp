@@ -118,7 +118,7 @@ void Report::keep_stages(const std::vector<std::size_t>& numbers, std::string se
   stages_.swap(kept);
   header.shown = numbers;
   header.of = total;
-  header.selection = std::move(selection);
+  header.selection = clean_label(selection);  // the learner's text: no control character reaches the terminal
 }
 
 std::string stages_line(const Header& h, std::size_t total) {
