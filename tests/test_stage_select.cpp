@@ -162,6 +162,9 @@ TEST_CASE("a trimmed report keeps the header, numbers its stages as the full run
   // Numbers that are not this run's stages are a programming error.
   Report bad = five_stages();
   CHECK_THROWS_AS(bad.keep_stages({2, 9}, "2,9"), std::logic_error);
+  CHECK_THROWS_AS(bad.keep_stages({3, 2}, "3,2"), std::logic_error);
+  CHECK(bad.stages().size() == 5);  // a refused call changes nothing
+  CHECK(bad.stages()[1].items.size() == 1);
 }
 
 TEST_CASE("the manifest of a trimmed report lists only its stages and says which of how many") {

@@ -106,15 +106,19 @@ Stage& Report::stage(std::string title, std::string equation) {
 
 void Report::keep_stages(const std::vector<std::size_t>& numbers, std::string selection) {
   const std::size_t total = total_stages();
+  // Numbers are ascending, as the stages are: one pass finds them all, or the call is wrong (and
+  // the report is left as it was).
+  std::size_t found = 0;
+  for (const Stage& s : stages_) found += found < numbers.size() && s.index == numbers[found];
+  if (found != numbers.size() || numbers.empty())
+    throw std::logic_error("Report::keep_stages: the numbers must name stages of this run, ascending");
   std::deque<Stage> kept;
-  std::size_t next = 0;  // numbers are ascending: one pass
+  std::size_t next = 0;
   for (Stage& s : stages_)
     if (next < numbers.size() && s.index == numbers[next]) {
       kept.push_back(std::move(s));
       ++next;
     }
-  if (next != numbers.size() || numbers.empty())
-    throw std::logic_error("Report::keep_stages: the numbers must name stages of this run, ascending");
   stages_.swap(kept);
   header.shown = numbers;
   header.of = total;
