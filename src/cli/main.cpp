@@ -364,6 +364,8 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
   output.svg_panel_list = raw.value("--svg-panels");
   output.full_json = raw.on("--full-json");
+  output.stage = cmd.get_option("--stage")->count() > 0;
+  output.stage_list = raw.value("--stage");
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -380,7 +382,10 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
     lesson->run(opts, report);
     opts.progress = nullptr;
   }
-  // --allow-nonfinite: the first stage says where the kept NaN and inf are.
+  // --stage: only the selected stages go on (refused here, before any output, when the lesson has
+  // fewer stages or no title holds the words).
+  attn::cli::select_stages(report, output);
+  // --allow-nonfinite: the first stage shown says where the kept NaN and inf are.
   // The report owns its stages (not const); Report only hands them out read-only.
   if (!report.stages().empty())
     for (const auto& note : attn::cli::nonfinite_notes(opts))

@@ -8,6 +8,7 @@
 #include "lesson_kit/options.hpp"
 #include "report/dump_sink.hpp"
 #include "report/manifest.hpp"
+#include "report/stage_select.hpp"
 #include "report/text_sink.hpp"
 
 namespace attn::cli {
@@ -27,7 +28,23 @@ bool same_or_inside(const std::string& a, const std::string& b) {
   return pa.compare(0, pb.size(), pb) == 0 || pb.compare(0, pa.size(), pa) == 0;
 }
 
+// --stage's picks, or UsageError in the one-line form.
+report::StageSelection stage_selection(const OutputOptions& options) {
+  report::StageSelectionProblem problem;
+  auto selection = report::parse_stage_selection(options.stage_list, problem);
+  if (!selection) throw UsageError(problem.what, "--stage", problem.expected, problem.got);
+  return *selection;
+}
+
 }  // namespace
+
+void select_stages(report::Report& report, const OutputOptions& options) {
+  if (!options.stage) return;
+  report::StageSelectionProblem problem;
+  const auto numbers = report::resolve_stage_selection(stage_selection(options), report.stages(), report.header.lesson, problem);
+  if (numbers.empty()) throw UsageError(problem.what, "--stage", problem.expected, problem.got);
+  report.keep_stages(numbers, options.stage_list);
+}
 
 void check_output(const OutputOptions& options) {
   if (options.format != "text" && options.format != "json")
@@ -47,6 +64,7 @@ void check_output(const OutputOptions& options) {
   }
   if (options.full_json && options.format != "json")
     throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
+  if (options.stage) stage_selection(options);  // the syntax now; the numbers once the lesson ran
   check_pictures(options);
 }
 

@@ -23,11 +23,18 @@ struct OutputOptions {
   bool svg_panels = false;     // --svg-panels LIST was given
   std::string svg_panel_list;  // which panels to draw: "b0", "h1,h2", "b0-h3"
   bool full_json = false;      // --full-json: every value in --format json, however many
+  bool stage = false;          // --stage SEL was given
+  std::string stage_list;      // which stages every output shows: "5-7", "2,5-7", "softmax"
 };
 
 // Refuses, before the lesson runs, output options that cannot work (an unknown --format, a
 // --dump target that exists and is not a dump attn wrote).
 void check_output(const OutputOptions& options);
+
+// --stage, after the lesson ran and before anything is written: keeps only the selected stages
+// in `report` (their numbers and values untouched), or throws UsageError when a number is past
+// the lesson's last stage or words are in no title. Nothing to do without --stage.
+void select_stages(report::Report& report, const OutputOptions& options);
 
 // Renders `report` to every requested sink. Everything that can be refused (a bad path, a
 // missing terminal) is checked before the first byte is written.

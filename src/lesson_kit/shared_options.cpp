@@ -45,6 +45,8 @@ const std::vector<SharedOption>& shared_options() {
       {"--allow-nonfinite", kInput | kWeights | kStates, G::Inputs, nullptr,
        "Keep NaN and inf found in --input, --weights or --states (refused by default)"},
       {"--preset", 0, G::Inputs, "NAME", "An article's configuration (see attn list --presets)"},
+      {"--stage", 0, G::Outputs, "SEL",
+       "Only these stages, in every output: 5, 5-7, 2,5-7, or words of a title (softmax); the lesson still runs whole"},
       {"--dump", 0, G::Outputs, "DIR",
        "Write every tensor as .npy plus manifest.json into DIR (parents created; a previous dump there is replaced)"},
       {"--format", 0, G::Outputs, "text|json", "text (default) or json: the manifest with values inline, on stdout"},

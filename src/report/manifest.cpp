@@ -142,6 +142,13 @@ std::string manifest_json(const Header& header, const std::string& command, cons
   j += "  \"command\": " + json_string(command) + ",\n";
   j += "  \"setting\": " + list_json(header.setting) + ",\n";
   j += "  \"reproduce\": " + list_json(header.reproduce) + ",\n";
+  if (!header.shown.empty()) {
+    // --stage: "stages" below holds only these, each with its number in the full run.
+    std::string shown;
+    for (std::size_t i = 0; i < header.shown.size(); ++i) shown += (i ? ", " : "") + std::to_string(header.shown[i]);
+    j += "  \"stage_selection\": {\"option\": " + json_string(header.selection) + ", \"stages\": [" + shown +
+         "], \"of\": " + std::to_string(header.of) + "},\n";
+  }
   std::size_t passed = 0, failed = 0, questions = 0;
   for (const Stage& s : stages)
     for (const Item& item : s.items)

@@ -22,7 +22,8 @@ inline constexpr std::size_t kJsonEdgeItems = 3;
 // JSON text. With values, each tensor carries "values" as nested lists (non-finite values as the
 // strings "nan", "inf", "-inf", which numpy.array(..., dtype=float) reads back) when it has at
 // most `inline_limit` values, else a "summary"; a top-level "values" object says which. Without
-// values, each tensor names its "file".
+// values, each tensor names its "file". A run trimmed by --stage (Header::shown) also has
+// "stage_selection": {"option": "5-7", "stages": [5, 6, 7], "of": 14}.
 std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
                           bool inline_values, std::size_t inline_limit = static_cast<std::size_t>(-1));
 

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "report/stage_select.hpp"
 #include "report/text_width.hpp"
 
 namespace attn::report {
@@ -103,8 +104,35 @@ Stage& Report::stage(std::string title, std::string equation) {
   return stages_.back();
 }
 
+void Report::keep_stages(const std::vector<std::size_t>& numbers, std::string selection) {
+  const std::size_t total = total_stages();
+  // Numbers are ascending, as the stages are: one pass finds them all, or the call is wrong (and
+  // the report is left as it was).
+  std::size_t found = 0;
+  for (const Stage& s : stages_) found += found < numbers.size() && s.index == numbers[found];
+  if (found != numbers.size() || numbers.empty())
+    throw std::logic_error("Report::keep_stages: the numbers must name stages of this run, ascending");
+  std::deque<Stage> kept;
+  std::size_t next = 0;
+  for (Stage& s : stages_)
+    if (next < numbers.size() && s.index == numbers[next]) {
+      kept.push_back(std::move(s));
+      ++next;
+    }
+  stages_.swap(kept);
+  header.shown = numbers;
+  header.of = total;
+  header.selection = clean_label(selection);  // the learner's text: no control character reaches the terminal
+}
+
+std::string stages_line(const Header& h, std::size_t total) {
+  if (h.shown.empty()) return std::to_string(total) + " stages";
+  return std::string(h.shown.size() == 1 ? "stage " : "stages ") + stage_ranges(h.shown) + " of " +
+         std::to_string(h.of) + " (--stage " + h.selection + ")";
+}
+
 void deliver(const Report& report, Sink& sink) {
-  const std::size_t total = report.stages().size();
+  const std::size_t total = report.total_stages();
   sink.begin(report.header, total);
   for (const Stage& s : report.stages()) sink.stage(s, total);
   sink.end();

@@ -231,6 +231,11 @@ struct Header {
   std::string follows;  // the article section it follows
   std::vector<std::string> setting;    // "seed 789", "d_out 2", ...
   std::vector<std::string> reproduce;  // PyTorch lines that rebuild the same numbers
+  // Set by Report::keep_stages (--stage), never by a lesson: the stages shown, out of how many
+  // the lesson made, and the option as typed. Empty `shown`: every stage is shown.
+  std::vector<std::size_t> shown = {};
+  std::size_t of = 0;
+  std::string selection = {};
 };
 
 // The whole of one lesson run. Lessons fill it; sinks read it.
@@ -242,10 +247,20 @@ class Report {
   bool keep_values = true;
   Stage& stage(std::string title, std::string equation = "");
   const std::deque<Stage>& stages() const { return stages_; }
+  // How many stages the lesson made, including those keep_stages set aside: the N of "[5/N]".
+  std::size_t total_stages() const { return header.shown.empty() ? stages_.size() : header.of; }
+  // After the lesson ran (--stage): keeps only the stages numbered in `numbers` (1-based,
+  // ascending, each one of them), each keeping its number, and records the choice in the header
+  // (`selection`: the option's text as typed). Every sink then sees only these stages.
+  void keep_stages(const std::vector<std::size_t>& numbers, std::string selection);
 
  private:
   std::deque<Stage> stages_;  // a deque: a Stage& stays valid while later stages are added
 };
+
+// "stages 5-7 of 14 (--stage 5-7)" for a header that keep_stages trimmed, else "14 stages"
+// (`total`: the stages a sink is told the lesson made).
+std::string stages_line(const Header& header, std::size_t total);
 
 // Everything a sink may be told. Step-through and streaming sinks work stage by stage.
 class Sink {

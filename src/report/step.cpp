@@ -5,8 +5,12 @@
 namespace attn::report {
 
 std::string step_footer(std::size_t stage, std::size_t total, std::size_t width) {
+  return step_footer(stage, total, width, stage == total);
+}
+
+std::string step_footer(std::size_t stage, std::size_t total, std::size_t width, bool last) {
   const std::string where = std::to_string(stage) + "/" + std::to_string(total);
-  const std::string full = "stage " + where + " \u00b7 n " + (stage == total ? "end" : "next") +
+  const std::string full = "stage " + where + " \u00b7 n " + (last ? "end" : "next") +
                            " \u00b7 p back \u00b7 q quit";
   if (display_width(full) <= width) return full;
   return where + " \u00b7 n p q";
@@ -15,12 +19,12 @@ std::string step_footer(std::size_t stage, std::size_t total, std::size_t width)
 StepEnd step_through(const Report& report, Sink& sink, std::ostream& out, KeySource& keys,
                      const StepOptions& options) {
   const auto& stages = report.stages();
-  const std::size_t total = stages.size();
+  const std::size_t total = report.total_stages(), shown = stages.size();
   sink.begin(report.header, total);
   std::size_t i = 0;
-  while (i < total) {
+  while (i < shown) {
     sink.stage(stages[i], total);
-    const std::string footer = step_footer(i + 1, total, options.width);
+    const std::string footer = step_footer(stages[i].index, total, options.width, i + 1 == shown);
     out << (options.highlight ? "\x1b[7m" + footer + "\x1b[0m" : footer) << std::flush;
     Key key = keys.read_key();
     while (key == Key::other) key = keys.read_key();

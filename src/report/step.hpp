@@ -30,10 +30,13 @@ struct StepOptions {
 // "stage 4/9 · n next · p back · q quit"; on the last stage "n end" instead of "n next"; in a
 // terminal narrower than that, "4/9 · n p q".
 std::string step_footer(std::size_t stage, std::size_t total, std::size_t width);
+// The same where the last stage shown is not the lesson's last (--stage 5-7): "n end" on `last`.
+std::string step_footer(std::size_t stage, std::size_t total, std::size_t width, bool last);
 
 enum class StepEnd { finished, quit };
 
-// Shows the header, then one stage at a time. The footer is erased (overwritten with blanks)
+// Shows the header, then one stage at a time: the report's stages (only those --stage kept), each
+// footer counting as the headings do ("stage 6/14"). The footer is erased (overwritten with blanks)
 // before the next stage prints, so the scrollback holds the stages and not the prompts.
 StepEnd step_through(const Report& report, Sink& sink, std::ostream& out, KeySource& keys,
                      const StepOptions& options);

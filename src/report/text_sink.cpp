@@ -102,7 +102,7 @@ void TextSink::begin(const Header& h, std::size_t total_stages) {
     out_ << "reproduce in PyTorch:\n";
     for (const auto& line : h.reproduce) out_ << "    " << line << "\n";
   }
-  out_ << total_stages << " stages\n";
+  out_ << stages_line(h, total_stages) << "\n";
 }
 
 void TextSink::stage(const Stage& s, std::size_t total) {

@@ -174,6 +174,27 @@ TEST_CASE("--step to the last stage ends with status 0 and the terminal restored
   CHECK(cooked(pty.settings()));
 }
 
+TEST_CASE("--step with --stage pauses only on the selected stages, counted as the headings count them") {
+  PtyRun pty({kAttn, "lesson", "causal", "--step", "--stage", "4,softmax"}, env());
+  const std::size_t first = pty.wait_for("stage 4/10 " + kDot + " n next");
+  REQUIRE(first != std::string::npos);
+  CHECK(pty.seen().find("stages 4, 6-7 of 10 (--stage 4,softmax)") < first);
+  CHECK(pty.seen().find("[4/10] The causal mask") < first);
+  CHECK(pty.seen().find("[1/10]") == std::string::npos);
+  pty.send("n");
+  const std::size_t second = pty.wait_for("stage 6/10 " + kDot + " n next", first);
+  REQUIRE(second != std::string::npos);
+  CHECK(pty.seen().find("[5/10]") == std::string::npos);  // not selected: never shown
+  pty.send("n");
+  REQUIRE(pty.wait_for("stage 7/10 " + kDot + " n end", second) != std::string::npos);
+  pty.send("n");
+  const int status = pty.finish();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(pty.seen().find("[8/10]") == std::string::npos);
+  CHECK(cooked(pty.settings()));
+}
+
 TEST_CASE("--step killed while it waits still gives the terminal back") {
   PtyRun pty({kAttn, "lesson", "causal", "--step"}, env());
   REQUIRE(pty.wait_for("stage 1/10") != std::string::npos);
