@@ -425,6 +425,8 @@ TEST_CASE("shell_command quotes only the words that need it, so a shell reads ba
   CHECK(shell_command({"attn", "--tokens", ""}) == "attn --tokens ''");
   CHECK(shell_command({"attn", "--tokens", "caf\xC3\xA9 $HOME"}) == "attn --tokens 'caf\xC3\xA9 $HOME'");
   CHECK(shell_command({"attn", "--tokens", "a\xFF'\\\n"}) == "attn --tokens $'a\\xff\\'\\\\\\x0a'");
+  // A sequence cut short keeps both its bytes; a valid character beside them stays as it is.
+  CHECK(shell_command({"attn", "x\xE2\x82 \xC3\xA9"}) == "attn $'x\\xe2\\x82 \xC3\xA9'");
 }
 
 TEST_CASE("a manifest without values lists names and shapes, and version 3's setting is an object") {

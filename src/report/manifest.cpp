@@ -308,14 +308,15 @@ std::string shell_command(const std::vector<std::string>& words) {
       line += "$'";
       for (std::size_t i = 0, skip = 1; i < w.size(); i += skip) {
         const auto c = static_cast<unsigned char>(w[i]);
-        skip = 1;
-        if (c >= 0x80 && utf8_sequence(w, i, skip)) {
-          line.append(w, i, skip);  // a valid character, as it is
+        std::size_t valid = 0;
+        if (c >= 0x80) valid = utf8_sequence(w, i, skip);
+        skip = valid ? valid : 1;  // an invalid byte is escaped alone: every byte must survive
+        if (valid) {
+          line.append(w, i, valid);  // a valid character, as it is
         } else if (c < 0x20 || c >= 0x7f) {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\x%02x", c);
           line += buf;
-          skip = 1;
         } else {
           if (c == '\\' || c == '\'') line += '\\';
           line += static_cast<char>(c);
@@ -341,7 +342,10 @@ std::string manifest_json(const Header& header, const std::string& command, cons
   for (const Stage& s : stages)
     for (const Item& item : s.items)
       if (const auto* t = std::get_if<TensorItem>(&item)) {
-        if (!t->row_labels.empty()) label_ref(t->row_labels), tokens = tokens ? tokens : &t->row_labels;
+        if (!t->row_labels.empty()) {
+          label_ref(t->row_labels);
+          if (!tokens) tokens = &t->row_labels;  // the first labelled tensor: the lesson's input
+        }
         if (!t->col_labels.empty()) label_ref(t->col_labels);
       }
 

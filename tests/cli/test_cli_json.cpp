@@ -242,7 +242,7 @@ TEST_CASE("manifest version 3: the setting as an object, the token labels, the s
 
 TEST_CASE("the manifest's command, pasted into bash, runs the same command") {
   // Spaces, quotes, $, a backslash, a glob and bytes that are not UTF-8.
-  const std::vector<std::string> args = {"lesson", "causal", "--tokens", "it's \"a\" $HOME \\n * caf\xC3\xA9 \xFF\xFE",
+  const std::vector<std::string> args = {"lesson", "causal", "--tokens", "it's \"a\" $HOME \\n * caf\xC3\xA9 \xFF\xFE x\xE2\x82",
                                          "--seed", "3", "--format", "json"};
   const auto direct = attn_run(args);
   REQUIRE_MESSAGE(direct.status == 0, direct.err);
