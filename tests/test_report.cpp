@@ -371,10 +371,75 @@ TEST_CASE("the manifest carries each check as text, value, bound and verdict") {
       .check("rows sum to 1", "max |sum - 1|", std::nan(""), Relation::AtMost, 1e-6)
       .question("same?", "max |diff|", 0.0, Relation::AtMost, 0.0);
   const std::string j = attn::report::manifest_json(r.header, "attn lesson causal", r.stages(), true);
-  CHECK(contains(j, "\"format\": \"attn-manifest-2\""));
+  CHECK(contains(j, "\"format\": \"attn-manifest-3\""));
   CHECK(contains(j, "\"checks\": {\"passed\": 0, \"failed\": 1, \"questions\": 1}"));
   CHECK(contains(j, "{\"kind\": \"check\", \"text\": \"rows sum to 1\", \"measure\": \"max |sum - 1|\", "
                     "\"value\": \"nan\", \"relation\": \"<=\", \"bound\": 9.9999999999999995e-07, \"passed\": false"));
   CHECK(contains(j, "\"kind\": \"question\", \"text\": \"same?\""));
   CHECK(contains(j, "\"passed\": true, \"answer\": \"yes\""));
+}
+
+TEST_CASE("json_string replaces each maximal invalid UTF-8 sequence with U+FFFD and keeps valid text") {
+  using attn::report::json_string;
+  const std::string r = "\xEF\xBF\xBD";  // U+FFFD
+  CHECK(json_string("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") == "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"");
+  CHECK(json_string("\xFF\xFE") == "\"" + r + r + "\"");          // never UTF-8: one each
+  CHECK(json_string("a\xE2\x82") == "\"a" + r + "\"");            // cut short at the end: one
+  CHECK(json_string("\xE2\x82z") == "\"" + r + "z\"");            // cut short by an ASCII byte
+  CHECK(json_string("\xC0\x80") == "\"" + r + r + "\"");          // overlong NUL
+  CHECK(json_string("\xED\xA0\x80") == "\"" + r + r + r + "\"");  // a surrogate
+  CHECK(json_string("\xF4\x90\x80\x80") == "\"" + r + r + r + r + "\"");  // past U+10FFFF
+  CHECK(json_string("\x80") == "\"" + r + "\"");                  // a lone continuation byte
+  CHECK(json_string("q\"\\\x01") == "\"q\\\"\\\\\\u0001\"");
+}
+
+TEST_CASE("parse_setting reads a setting entry as a name, a value and a note") {
+  using attn::report::parse_setting;
+  auto check = [](const std::string& item, const std::string& name, const std::string& value, const std::string& note) {
+    CAPTURE(item);
+    const auto e = parse_setting(item);
+    CHECK(e.name == name);
+    CHECK(e.value == value);
+    CHECK(e.note == note);
+  };
+  check("seed 789", "seed", "789", "");
+  check("source words 6", "source_words", "6", "");
+  check("keys per row 8", "keys_per_row", "8", "");
+  check("held-out 64", "held_out", "64", "");
+  check("causal True", "causal", "True", "");
+  check("preset llama", "preset", "llama", "");
+  check("valid_lens [3, 2, 1]", "valid_lens", "[3, 2, 1]", "");
+  check("d_k in (2, 8, 32)", "d_k", "(2, 8, 32)", "");
+  check("seed 2014 (the alignment model)", "seed", "2014", "the alignment model");
+  check("states from my dir", "states", "my dir", "");
+  check("weights from w (torch layout (out, in))", "weights", "w", "torch layout (out, in)");
+  check("source embeddings from x.npy", "source_embeddings", "x.npy", "");
+  check("lr 0.01", "lr", "0.01", "");
+}
+
+TEST_CASE("shell_command quotes only the words that need it, so a shell reads back the same words") {
+  using attn::report::shell_command;
+  CHECK(shell_command({"attn", "lesson", "causal", "--dump", "out/c-1"}) == "attn lesson causal --dump out/c-1");
+  CHECK(shell_command({"attn", "--tokens", "the cat"}) == "attn --tokens 'the cat'");
+  CHECK(shell_command({"attn", "--tokens", "it's"}) == "attn --tokens 'it'\\''s'");
+  CHECK(shell_command({"attn", "--tokens", ""}) == "attn --tokens ''");
+  CHECK(shell_command({"attn", "--tokens", "caf\xC3\xA9 $HOME"}) == "attn --tokens 'caf\xC3\xA9 $HOME'");
+  CHECK(shell_command({"attn", "--tokens", "a\xFF'\\\n"}) == "attn --tokens $'a\\xff\\'\\\\\\x0a'");
+  // A sequence cut short keeps both its bytes; a valid character beside them stays as it is.
+  CHECK(shell_command({"attn", "x\xE2\x82 \xC3\xA9"}) == "attn $'x\\xe2\\x82 \xC3\xA9'");
+}
+
+TEST_CASE("a manifest without values lists names and shapes, and version 3's setting is an object") {
+  Report r = sample_report();
+  r.header.setting = {"seed 789", "d_out 2", "causal True", "seed 3 (again)"};
+  const std::string j = attn::report::manifest_json(r.header, "attn lesson causal", r.stages(),
+                                                    attn::report::ValueMode::None);
+  CHECK(contains(j, "\"version\": 3,"));
+  CHECK(contains(j, "\"setting\": {\"seed\": 789, \"d_out\": 2, \"causal\": true, \"seed_2\": 3},"));
+  CHECK(contains(j, "\"setting_notes\": {\"seed_2\": \"again\"},"));
+  CHECK(contains(j, "\"tokens\": [\"Your\", \"journey\"],"));
+  CHECK(contains(j, "{\"name\": \"x\", \"shape\": [2, 3], \"row_labels\": 0}"));
+  CHECK(contains(j, "\"mode\": \"none\""));
+  CHECK_FALSE(contains(j, "\"file\""));
+  CHECK_FALSE(contains(j, "\"values\": ["));
 }

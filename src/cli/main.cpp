@@ -371,9 +371,10 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   // The whole lesson is computed before anything is printed: a bad option or a size refused
   // half-way leaves stdout empty.
   attn::report::Report report;
-  // A text run with --shapes-only reads no value: stages then hold none, and lessons that can
-  // skip computing them past printable sizes do (lesson_kit/options.hpp, check_sizes).
-  report.keep_values = !(output.shapes_only && !output.dump && output.format == "text");
+  // --shapes-only means no values in any sink: the text, --format json and --dump's manifest
+  // carry names and shapes only (--svg is refused beside it), so stages hold none, and lessons
+  // that can skip computing them past printable sizes do (lesson_kit/options.hpp, check_sizes).
+  report.keep_values = !output.shapes_only;
   {
     // Training lessons report their steps; the bar shows only on a terminal's stderr, only for a
     // run longer than half a second, and is gone (even on an error) before anything else prints.
@@ -504,9 +505,10 @@ int main(int argc, char** argv) {
         throw UsageError("--presets and --names contradict each other", "--names", "one of them", "both");
       status = list_presets_flag ? list_presets() : list_lessons(list_names_flag);
     } else if (app.got_subcommand("lesson")) {
-      std::string command_line = "attn";
-      for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
-      status = run_lesson(raw, *lesson, command_line);
+      // Recorded in manifests as a line a shell reads back into the same words.
+      std::vector<std::string> words = {"attn"};
+      for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
+      status = run_lesson(raw, *lesson, attn::report::shell_command(words));
     } else if (app.got_subcommand("verify")) {
       attn::cli::VerifyOptions v;
       if (verify->get_option("--seeds")->count()) v.seeds = parse_number("--seeds", verify_seeds, 0, 100000);

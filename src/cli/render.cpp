@@ -65,6 +65,10 @@ void check_output(const OutputOptions& options) {
   if (options.full_json && options.format != "json")
     throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
   if (options.stage) stage_selection(options);  // the syntax now; the numbers once the lesson ran
+  // Every value, and none: a preset's shapes-only default (llama) takes --values to lift.
+  if (options.full_json && options.shapes_only)
+    throw UsageError("--full-json writes every value, --shapes-only none", "--full-json",
+                     "values to write (without --shapes-only; after a shapes-only preset, add --values)", "--shapes-only");
   check_pictures(options);
 }
 
@@ -91,7 +95,9 @@ void render(const report::Report& report, const OutputOptions& options) {
     }
   }
   if (options.format == "json") {
-    std::cout << report::manifest_json(report.header, options.command, report.stages(), true,
+    // --shapes-only means names and shapes here too: the report kept no values.
+    std::cout << report::manifest_json(report.header, options.command, report.stages(),
+                                       report.keep_values ? report::ValueMode::Inline : report::ValueMode::None,
                                        options.full_json ? static_cast<std::size_t>(-1) : report::kJsonInlineValues);
     return;
   }

@@ -57,7 +57,7 @@ const std::vector<SharedOption>& shared_options() {
        "Only these panels of --svg: b0 (batch entry 0), h1 (head 1), b0-h1, comma-separated"},
       {"--values", 0, G::Display, nullptr, "Print values even where a preset shows shapes only (llama)"},
       {"--precision", 0, G::Display, "INT", "Decimals printed, 1..10 (default 4)"},
-      {"--shapes-only", 0, G::Display, nullptr, "Print names and shapes, not values"},
+      {"--shapes-only", 0, G::Display, nullptr, "Names and shapes, no values, in every output (text, JSON, dump)"},
       {"--step", 0, G::Display, nullptr, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)"},
       {"--color", 0, G::Display, "auto|always|never",
        "Colour the heatmaps: auto (a terminal without NO_COLOR, or CLICOLOR_FORCE), always, never"},

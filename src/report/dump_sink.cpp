@@ -128,8 +128,11 @@ StagedDump::StagedDump(const Report& report, const std::string& command, const s
     if (!fs::create_directory(p, ec) && ec) fail(p, ec.message());
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec) || ec) fail(dir, ec ? ec.message() : "cannot create a directory there");
+  // A shapes-only run kept no values (Report::keep_values): its dump is the manifest alone, with
+  // every name and shape, and no .npy file that would have to pretend to hold numbers.
+  const bool values = report.keep_values;
   for (const Stage& s : report.stages())
-    for (std::size_t i = 0; i < s.items.size(); ++i)
+    for (std::size_t i = 0; values && i < s.items.size(); ++i)
       if (const auto* t = std::get_if<TensorItem>(&s.items[i])) {
         const std::string name = tensor_file_name(s, i);
         try {
@@ -139,7 +142,7 @@ StagedDump::StagedDump(const Report& report, const std::string& command, const s
         }
       }
   std::ofstream manifest(tmp / "manifest.json", std::ios::binary);
-  manifest << manifest_json(report.header, command, report.stages(), false);
+  manifest << manifest_json(report.header, command, report.stages(), values ? ValueMode::Files : ValueMode::None);
   manifest.close();
   if (!manifest) fail("manifest.json", std::strerror(errno ? errno : EIO));
 }

@@ -1,4 +1,5 @@
-// --dump DIR: every tensor a lesson shows as a float32 .npy file, plus manifest.json.
+// --dump DIR: every tensor a lesson shows as a float32 .npy file, plus manifest.json (with
+// --shapes-only, manifest.json alone: names and shapes, no values).
 // Everything is written into a temporary directory beside DIR and renamed to DIR at the end,
 // so a run that fails half-way leaves nothing behind. Missing parents of DIR are created (and
 // removed again if the dump never lands); a previous dump in DIR is replaced in one atomic swap,

@@ -5,12 +5,52 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <string_view>
 
 namespace attn::report {
 
+namespace {
+
+// The UTF-8 sequence that starts at s[i] (s[i] >= 0x80): its length when it is valid, else 0, and
+// in `skip` how many bytes make up the maximal invalid subsequence (the lead byte and the valid
+// continuation bytes after it), which Unicode's "best practice" (§3.9) replaces with one U+FFFD,
+// as Python's bytes.decode("utf-8", "replace") and browsers do.
+std::size_t utf8_sequence(const std::string& s, std::size_t i, std::size_t& skip) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  // The length the lead byte promises, and the range its first continuation byte must fall in
+  // (narrower after E0, ED, F0 and F4: no overlong forms, no surrogates, nothing past U+10FFFF).
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  std::size_t k = 1;  // bytes of a valid prefix read so far
+  while (len && k < len && i + k < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
+    ++k;
+  }
+  skip = len ? k : 1;
+  return len && k == len ? len : 0;
+}
+
+}  // namespace
+
+// Bytes that are not UTF-8 (a --tokens "\xff\xfe" passed through from argv) would make the
+// whole document unreadable to a JSON parser: each maximal invalid subsequence becomes U+FFFD.
+// Valid text passes unchanged.
 std::string json_string(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      std::size_t skip = 0;
+      if (utf8_sequence(s, i, skip)) out.append(s, i, skip);
+      else out += "\xEF\xBF\xBD";  // U+FFFD
+      i += skip;
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -26,6 +66,7 @@ std::string json_string(const std::string& s) {
           out += static_cast<char>(c);
         }
     }
+    ++i;
   }
   return out + "\"";
 }
@@ -115,6 +156,96 @@ std::string list_json(const std::vector<std::string>& items) {
   return s + "]";
 }
 
+// True for text that is a JSON number as written: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(const std::string& t) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  const std::size_t at = i;
+  const std::size_t whole = digits();
+  if (whole == 0 || (whole > 1 && t[at] == '0')) return false;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == t.size();
+}
+
+// A setting's value as JSON: a number, true/false for Python's True/False, a list of numbers for
+// "[3, 2]" or "(2, 8, 32)", and otherwise the text as a string.
+std::string setting_value_json(const std::string& v) {
+  if (is_json_number(v)) return v;
+  if (v == "True" || v == "False") return v == "True" ? "true" : "false";
+  if (v.size() >= 2 && ((v.front() == '[' && v.back() == ']') || (v.front() == '(' && v.back() == ')'))) {
+    std::string list = "[";
+    std::size_t from = 1;
+    bool ok = true;
+    while (ok && from < v.size() - 1) {
+      std::size_t comma = v.find(',', from);
+      if (comma == std::string::npos || comma > v.size() - 1) comma = v.size() - 1;
+      std::string item = v.substr(from, comma - from);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      ok = is_json_number(item);
+      list += (list.size() > 1 ? ", " : "") + item;
+      from = comma + 1;
+    }
+    if (ok) return list + "]";
+  }
+  return json_string(v);
+}
+
+// A word that starts a setting's value: a number ("789", "-1", "0.01"), a list, True or False.
+bool starts_value(const std::string& word) {
+  if (word.empty()) return false;
+  const char c = word[0];
+  return (c >= '0' && c <= '9') || (c == '-' && word.size() > 1 && word[1] >= '0' && word[1] <= '9') || c == '[' ||
+         c == '(' || word == "True" || word == "False";
+}
+
+// {"seed": 789, "tokens": 6, ...} and {"seed": "the alignment model"} for the notes.
+void setting_json(const std::vector<std::string>& setting, std::string& values, std::string& notes) {
+  std::map<std::string, int> seen;
+  for (const std::string& item : setting) {
+    const SettingEntry e = parse_setting(item);
+    const int n = ++seen[e.name];
+    const std::string key = json_string(n > 1 ? e.name + "_" + std::to_string(n) : e.name);
+    values += (values.empty() ? "" : ", ") + key + ": " + setting_value_json(e.value);
+    if (!e.note.empty()) notes += (notes.empty() ? "" : ", ") + key + ": " + json_string(e.note);
+  }
+}
+
+// A word the shell reads as itself, unquoted.
+bool shell_safe(const std::string& w) {
+  if (w.empty()) return false;
+  for (const char c : w) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("_-+=@%:,./").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// True when `w` is UTF-8 with no control character: it can sit inside single quotes as it is.
+bool printable_utf8(const std::string& w) {
+  for (std::size_t i = 0, skip = 0; i < w.size(); i += skip) {
+    const auto c = static_cast<unsigned char>(w[i]);
+    skip = 1;
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c >= 0x80 && !utf8_sequence(w, i, skip)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string tensor_file_name(const Stage& stage, std::size_t item_index) {
@@ -132,15 +263,104 @@ std::string tensor_file_name(const Stage& stage, std::size_t item_index) {
   return prefix + result + ".npy";
 }
 
+SettingEntry parse_setting(const std::string& item) {
+  std::vector<std::string> words;
+  std::vector<std::size_t> starts;  // where each word starts in `item`
+  for (std::size_t i = 0; i < item.size();) {
+    const std::size_t end = std::min(item.find(' ', i), item.size());
+    if (end > i) words.push_back(item.substr(i, end - i)), starts.push_back(i);
+    i = end + 1;
+  }
+  if (words.empty()) return {"setting", "", ""};
+  auto joins = [](const std::string& w) { return w == "from" || w == "in"; };
+  // The first word of the value; never word 0, which is (the start of) the name.
+  std::size_t v = words.size() > 1 ? words.size() - 1 : words.size();
+  for (std::size_t i = 1; i < words.size(); ++i)
+    if (starts_value(words[i]) || (i >= 2 && joins(words[i - 1]))) {
+      v = i;
+      break;
+    }
+  const std::size_t name_words = v >= 2 && joins(words[v - 1]) ? v - 1 : v;
+  SettingEntry e;
+  for (std::size_t i = 0; i < name_words; ++i) e.name += (i ? "_" : "") + words[i];
+  std::replace(e.name.begin(), e.name.end(), '-', '_');
+  if (v < words.size()) e.value = item.substr(starts[v]);
+  // A trailing "(...)" after the value is a note: "789 (the alignment model)".
+  const std::size_t open = e.value.find(" (");
+  if (open != std::string::npos && e.value.back() == ')') {
+    e.note = e.value.substr(open + 2, e.value.size() - open - 3);
+    e.value.resize(open);
+  }
+  return e;
+}
+
+std::string shell_command(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& w : words) {
+    if (!line.empty()) line += ' ';
+    if (shell_safe(w)) {
+      line += w;
+    } else if (printable_utf8(w)) {
+      line += '\'';
+      for (const char c : w) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+    } else {
+      line += "$'";
+      for (std::size_t i = 0, skip = 1; i < w.size(); i += skip) {
+        const auto c = static_cast<unsigned char>(w[i]);
+        std::size_t valid = 0;
+        if (c >= 0x80) valid = utf8_sequence(w, i, skip);
+        skip = valid ? valid : 1;  // an invalid byte is escaped alone: every byte must survive
+        if (valid) {
+          line.append(w, i, valid);  // a valid character, as it is
+        } else if (c < 0x20 || c >= 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          line += buf;
+        } else {
+          if (c == '\\' || c == '\'') line += '\\';
+          line += static_cast<char>(c);
+        }
+      }
+      line += '\'';
+    }
+  }
+  return line;
+}
+
 std::string manifest_json(const Header& header, const std::string& command, const std::deque<Stage>& stages,
-                          bool inline_values, std::size_t inline_limit) {
+                          ValueMode mode, std::size_t inline_limit) {
+  // Label lists, each written once: a tensor names its rows' and columns' list by index.
+  std::vector<const Labels*> label_lists;
+  std::map<Labels, std::size_t> label_index;
+  auto label_ref = [&](const Labels& l) {
+    const auto [it, added] = label_index.emplace(l, label_lists.size());
+    if (added) label_lists.push_back(&l);
+    return it->second;
+  };
+  const Labels* tokens = nullptr;
+  for (const Stage& s : stages)
+    for (const Item& item : s.items)
+      if (const auto* t = std::get_if<TensorItem>(&item)) {
+        if (!t->row_labels.empty()) {
+          label_ref(t->row_labels);
+          if (!tokens) tokens = &t->row_labels;  // the first labelled tensor: the lesson's input
+        }
+        if (!t->col_labels.empty()) label_ref(t->col_labels);
+      }
+
+  std::string setting, notes;
+  setting_json(header.setting, setting, notes);
   std::string j = "{\n";
-  j += "  \"format\": \"attn-manifest-2\",\n";
+  j += "  \"format\": \"attn-manifest-" + std::to_string(kManifestVersion) + "\",\n";
+  j += "  \"version\": " + std::to_string(kManifestVersion) + ",\n";
   j += "  \"lesson\": " + json_string(header.lesson) + ",\n";
   j += "  \"title\": " + json_string(header.title) + ",\n";
   j += "  \"follows\": " + json_string(header.follows) + ",\n";
   j += "  \"command\": " + json_string(command) + ",\n";
-  j += "  \"setting\": " + list_json(header.setting) + ",\n";
+  j += "  \"setting\": {" + setting + "},\n";
+  j += "  \"setting_notes\": {" + notes + "},\n";
+  j += "  \"setting_text\": " + list_json(header.setting) + ",\n";
   j += "  \"reproduce\": " + list_json(header.reproduce) + ",\n";
   if (!header.shown.empty()) {
     // --stage: "stages" below holds only these, each with its number in the full run.
@@ -149,26 +369,34 @@ std::string manifest_json(const Header& header, const std::string& command, cons
     j += "  \"stage_selection\": {\"option\": " + json_string(header.selection) + ", \"stages\": [" + shown +
          "], \"of\": " + std::to_string(header.of) + "},\n";
   }
+  j += "  \"tokens\": " + (tokens ? list_json(*tokens) : std::string("[]")) + ",\n";
+  j += "  \"labels\": [";
+  for (std::size_t i = 0; i < label_lists.size(); ++i) j += (i ? ",\n             " : "") + list_json(*label_lists[i]);
+  j += "],\n";
   std::size_t passed = 0, failed = 0, questions = 0;
   for (const Stage& s : stages)
     for (const Item& item : s.items)
       if (const auto* c = std::get_if<CheckItem>(&item)) (c->question ? questions : c->passed ? passed : failed) += 1;
   j += "  \"checks\": {\"passed\": " + std::to_string(passed) + ", \"failed\": " + std::to_string(failed) +
        ", \"questions\": " + std::to_string(questions) + "},\n";
-  if (inline_values) {
-    // Says how to read "tensors": which carry every value, which only a summary.
+  // Says how to read "tensors": where their values are, and which carry only a summary.
+  if (mode == ValueMode::Inline) {
     std::size_t summarised = 0;
     for (const Stage& s : stages)
       for (const Item& item : s.items)
         if (const auto* t = std::get_if<TensorItem>(&item)) summarised += t->values.size() > inline_limit;
     const bool all = inline_limit == std::numeric_limits<std::size_t>::max();
-    j += "  \"values\": {\"inline_up_to\": " + (all ? std::string("null") : std::to_string(inline_limit)) +
+    j += "  \"values\": {\"mode\": \"inline\", \"inline_up_to\": " + (all ? std::string("null") : std::to_string(inline_limit)) +
          ", \"summarised\": " + std::to_string(summarised) + ", \"note\": " +
          json_string(all ? "every tensor has all its values (--full-json)"
                          : "a tensor with more than " + std::to_string(inline_limit) +
                                " values has \"summary\" (count, min, max, mean, non-finite count, first and last " +
                                std::to_string(kJsonEdgeItems) + ") instead of \"values\"; --full-json or --dump DIR gives every value") +
          "},\n";
+  } else if (mode == ValueMode::Files) {
+    j += "  \"values\": {\"mode\": \"files\", \"note\": \"each tensor's values are in its \\\"file\\\", a float32 .npy beside this manifest\"},\n";
+  } else {
+    j += "  \"values\": {\"mode\": \"none\", \"note\": \"--shapes-only: names and shapes only, no values were kept\"},\n";
   }
   j += "  \"stages\": [";
   for (std::size_t si = 0; si < stages.size(); ++si) {
@@ -192,14 +420,18 @@ std::string manifest_json(const Header& header, const std::string& command, cons
       j += "       {\"name\": " + json_string(t->name) + ", \"shape\": " + shape_json(t->shape);
       if (t->attention) j += ", \"attention\": true";
       if (!t->curve_x.empty()) j += ", \"curve_x\": " + json_string(t->curve_x);
-      if (inline_values) {
+      if (mode == ValueMode::Inline) {
         std::size_t pos = 0;
         std::string values;
         if (t->values.size() <= inline_limit) nested(*t, 0, pos, values);
         j += t->values.size() <= inline_limit ? ", \"values\": " + values : ", \"summary\": " + summary_json(*t);
-      } else {
+      } else if (mode == ValueMode::Files) {
         j += ", \"file\": " + json_string(tensor_file_name(s, i));
       }
+      // Indexes into "labels": the tokens along the second-to-last axis, and the last when they are
+      // tokens too.
+      if (!t->row_labels.empty()) j += ", \"row_labels\": " + std::to_string(label_ref(t->row_labels));
+      if (!t->col_labels.empty()) j += ", \"col_labels\": " + std::to_string(label_ref(t->col_labels));
       j += "}";
     }
     j += first ? "]" : "\n     ]";

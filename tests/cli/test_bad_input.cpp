@@ -169,8 +169,9 @@ TEST_CASE("bad input: sizes are refused before the work, naming the flag and the
       {{"lesson", "causal", "--seq-len", "65537"}, {"--seq-len", "1..65536"}},
       {{"lesson", "causal", "--d-in", "99999999999999999999999"}, {"--d-in"}},
       {{"lesson", "heads", "--seq-len", "5000", "--batch", "64"}, {"too large to hold", "--seq-len", "33554432"}},
-      // --shapes-only alone computes nothing at this size (test_shapes_only); JSON holds the values.
-      {{"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only", "--format", "json"}, {"too large to hold"}},
+      // With --shapes-only nothing is computed at this size (test_shapes_only, test_cli_json); JSON
+      // without it holds the values, and is refused.
+      {{"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--format", "json"}, {"too large to hold"}},
       {{"lesson", "self-attention", "--d-in", "5000", "--d-out", "5000"}, {"too large to print", "--shapes-only"}},
       {{"lesson", "heads", "--heads", "3"}, {"--heads"}},
       {{"lesson", "bahdanau", "--hidden", "257"}, {"--hidden", "1..256"}},

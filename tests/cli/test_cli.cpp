@@ -252,10 +252,15 @@ TEST_CASE("causal and heads with --shapes-only past printable sizes compute noth
   const auto refused = attn_run({"lesson", "causal", "--seq-len", "65536"});
   CHECK(refused.status == 2);
   CHECK(refused.err.find("too large to hold") != std::string::npos);
-  // A sink that reads values (--format json) gets them: the run computes and holds, within the limits.
+  // --shapes-only means shapes in JSON too (test_cli_json parses it): nothing is held either.
   const auto json = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only", "--format", "json"});
-  CHECK(json.status == 2);
-  CHECK(json.err.find("too large to hold") != std::string::npos);
+  CHECK(json.status == 0);
+  CHECK(json.out.find("\"name\": \"attn_scores\", \"shape\": [64, 2, 5000, 5000]") != std::string::npos);
+  CHECK(json.out.find("\"mode\": \"none\"") != std::string::npos);
+  // JSON with values must hold them: refused at this size, before anything is made.
+  const auto values = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--format", "json"});
+  CHECK(values.status == 2);
+  CHECK(values.err.find("too large to hold") != std::string::npos);
 }
 
 TEST_CASE("every lesson runs with its defaults and shows numbered stages") {

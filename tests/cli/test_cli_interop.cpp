@@ -99,7 +99,7 @@ TEST_CASE("--dump writes every shown tensor and a manifest, the files load back 
   CHECK(r.err.empty());
   CHECK(r.out.find("[1/10]") != std::string::npos);  // the text still goes to stdout
   const std::string manifest = read_file(dump / "manifest.json");
-  CHECK(manifest.find("\"format\": \"attn-manifest-2\"") != std::string::npos);
+  CHECK(manifest.find("\"format\": \"attn-manifest-3\"") != std::string::npos);
   CHECK(manifest.find("\"lesson\": \"causal\"") != std::string::npos);
   CHECK(manifest.find("\"command\": \"attn lesson causal --dump") != std::string::npos);
   CHECK(manifest.find("\"title\": \"The causal mask\"") != std::string::npos);
@@ -600,7 +600,7 @@ TEST_CASE("CSV through --input: empty fields, NUL bytes, a byte-order mark, and 
 TEST_CASE("--format json: tensors over 1000 values are summarised and the manifest says so, --full-json writes all") {
   const auto small = attn_run({"lesson", "causal", "--format", "json"});
   REQUIRE(small.status == 0);
-  CHECK(small.out.find("\"values\": {\"inline_up_to\": 1000, \"summarised\": 0, ") != std::string::npos);
+  CHECK(small.out.find("\"values\": {\"mode\": \"inline\", \"inline_up_to\": 1000, \"summarised\": 0, ") != std::string::npos);
   CHECK(small.out.find("\"summary\": ") == std::string::npos);
 
   const auto big = attn_run({"lesson", "causal", "--seq-len", "100", "--format", "json"});
@@ -615,7 +615,7 @@ TEST_CASE("--format json: tensors over 1000 values are summarised and the manife
 
   const auto full = attn_run({"lesson", "causal", "--seq-len", "100", "--format", "json", "--full-json"});
   REQUIRE(full.status == 0);
-  CHECK(full.out.find("\"values\": {\"inline_up_to\": null, \"summarised\": 0, ") != std::string::npos);
+  CHECK(full.out.find("\"values\": {\"mode\": \"inline\", \"inline_up_to\": null, \"summarised\": 0, ") != std::string::npos);
   const auto weights = json_values(full.out, "attn_weights");
   REQUIRE(weights.size() == 10000);
   CHECK(weights[0] == 1.0);  // the first query sees only itself
