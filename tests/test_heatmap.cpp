@@ -199,7 +199,14 @@ TEST_CASE("colour: 24-bit and 256-colour cells, a colour bar, and the same layou
   CHECK(contains(h, "\x1b[48;2;68;1;84m  \x1b[0m"));     // 0: the dark purple end
   CHECK(contains(h, "scale: 0.0000 "));
   o.color = ColorDepth::xterm256;
-  CHECK(contains(render_heatmap(causal_weights(), o), "\x1b[48;5;"));
+  const std::string h256 = render_heatmap(causal_weights(), o);
+  CHECK(contains(h256, "\x1b[48;5;" + std::to_string(xterm256_viridis(1.0)) + "m  \x1b[0m"));  // 1.0: the ramp's top
+  CHECK(contains(h256, "\x1b[48;5;" + std::to_string(xterm256_viridis(0.0)) + "m  \x1b[0m"));  // 0: its bottom
+  // The bar shows every step of the ramp once and says how many there are.
+  std::string bar = " ";
+  for (int index : xterm256_viridis_ramp()) bar += "\x1b[48;5;" + std::to_string(index) + "m \x1b[0m";
+  CAPTURE(h256);
+  CHECK(contains(h256, bar + " 1.0000 (" + std::to_string(xterm256_viridis_ramp().size()) + " equal steps)\n"));
 }
 
 TEST_CASE("the text printer draws a heatmap after each attention tensor, and only there") {
