@@ -5,7 +5,8 @@
 set -euo pipefail
 
 # libexpat1-dev: the tests parse every SVG picture with expat (tests/xml_check.hpp).
-packages=(cmake make g++ libxtensor-dev libxtensor-blas-dev libopenblas-dev libcli11-dev doctest-dev xtl-dev libexpat1-dev)
+# zsh: the tests load `attn completion zsh` in zsh.
+packages=(cmake make g++ libxtensor-dev libxtensor-blas-dev libopenblas-dev libcli11-dev doctest-dev xtl-dev libexpat1-dev zsh)
 
 missing=()
 for p in "${packages[@]}"; do
