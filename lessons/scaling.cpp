@@ -216,6 +216,13 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
     s.table({"key", "score", "softmax(score)", "score / sqrt(d_k)", "softmax(score / sqrt(d_k))"}, rows);
     s.show("softmax(scores)", example_raw, {}, keys_labels);
     s.show("softmax(scores / sqrt(d_k))", example_scaled, {}, keys_labels);
+    // The two rows stacked are one query's attention weights both ways: drawn as one heatmap (and
+    // one --svg picture) on a shared scale, a single bright cell above a spread.
+    Mat both = xt::empty<float>({std::size_t{2}, T});  // (2, T)
+    xt::view(both, 0) = example_raw;
+    xt::view(both, 1) = example_scaled;
+    s.show("torch.stack((softmax(scores), softmax(scores / sqrt(d_k))))", both, {"unscaled", "scaled"}, keys_labels)
+        .attention_weights();
     // What this one row shows, measured: the largest weight both ways, and how many keys each
     // way get less than 0.00005 (printed as 0.0000).
     std::size_t tiny_raw = 0, tiny_scaled = 0;

@@ -92,3 +92,44 @@ TEST_CASE("escape codes per colour depth") {
   CHECK(foreground(purple, ColorDepth::none).empty());
   CHECK(std::string(kReset) == "\x1b[0m");
 }
+
+TEST_CASE("xterm 256 colours: viridis as a ramp of palette colours in equal steps") {
+  const std::vector<int>& ramp = xterm256_viridis_ramp();
+  // Measured: the palette colours nearest to viridis, in OKLab, are 12 (53 54 24 30 36 71 42 77
+  // 113 148 184 220); nearest by sRGB distance they are 14, but not in order of lightness.
+  CHECK(ramp.size() >= 10);
+  CHECK(ramp.front() == xterm256_viridis(0.0));
+  CHECK(ramp.back() == xterm256_viridis(1.0));
+  for (std::size_t k = 1; k < ramp.size(); ++k) {
+    CAPTURE(k);
+    CHECK(ramp[k] != ramp[k - 1]);
+    CHECK(luma(xterm256_rgb(ramp[k])) > luma(xterm256_rgb(ramp[k - 1])));  // lighter at every step
+  }
+  // What nearest-colour lookup merged (the report): 0.2 and 0.3, 0.4 and 0.5.
+  CHECK(xterm256_index(viridis(0.2)) == xterm256_index(viridis(0.3)));
+  CHECK(xterm256_index(viridis(0.4)) == xterm256_index(viridis(0.5)));
+  // On the ramp, values a tenth apart never share a colour, and the steps are equal bands.
+  for (int i = 1; i <= 10; ++i) {
+    CAPTURE(i);
+    CHECK(xterm256_viridis(i / 10.0) != xterm256_viridis((i - 1) / 10.0));
+  }
+  const double band = 1.0 / static_cast<double>(ramp.size());
+  for (std::size_t k = 0; k < ramp.size(); ++k) {
+    CAPTURE(k);
+    CHECK(xterm256_viridis((k + 0.01) * band) == ramp[k]);
+    CHECK(xterm256_viridis((k + 0.99) * band) == ramp[k]);
+  }
+  CHECK(xterm256_viridis(-1.0) == ramp.front());
+  CHECK(xterm256_viridis(std::nan("")) == ramp.front());
+  CHECK(xterm256_viridis(2.0) == ramp.back());
+  // Each step stays near the part of viridis it stands for, in lightness: measured at most 0.152
+  // apart (steps 5 and 7), since the palette offers no colour between its dozen.
+  for (std::size_t k = 0; k < ramp.size(); ++k) {
+    const Rgb want = viridis((k + 0.5) * band), got = xterm256_rgb(ramp[k]);
+    CAPTURE(k);
+    CHECK(std::abs(luma(want) - luma(got)) < 0.2);
+  }
+  CHECK(viridis_background(0.25, ColorDepth::xterm256) == "\x1b[48;5;" + std::to_string(xterm256_viridis(0.25)) + "m");
+  CHECK(viridis_background(0.25, ColorDepth::truecolor) == background(viridis(0.25), ColorDepth::truecolor));
+  CHECK(viridis_background(0.25, ColorDepth::none).empty());
+}

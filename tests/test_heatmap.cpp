@@ -199,7 +199,14 @@ TEST_CASE("colour: 24-bit and 256-colour cells, a colour bar, and the same layou
   CHECK(contains(h, "\x1b[48;2;68;1;84m  \x1b[0m"));     // 0: the dark purple end
   CHECK(contains(h, "scale: 0.0000 "));
   o.color = ColorDepth::xterm256;
-  CHECK(contains(render_heatmap(causal_weights(), o), "\x1b[48;5;"));
+  const std::string h256 = render_heatmap(causal_weights(), o);
+  CHECK(contains(h256, "\x1b[48;5;" + std::to_string(xterm256_viridis(1.0)) + "m  \x1b[0m"));  // 1.0: the ramp's top
+  CHECK(contains(h256, "\x1b[48;5;" + std::to_string(xterm256_viridis(0.0)) + "m  \x1b[0m"));  // 0: its bottom
+  // The bar shows every step of the ramp once and says how many there are.
+  std::string bar = " ";
+  for (int index : xterm256_viridis_ramp()) bar += "\x1b[48;5;" + std::to_string(index) + "m \x1b[0m";
+  CAPTURE(h256);
+  CHECK(contains(h256, bar + " 1.0000 (" + std::to_string(xterm256_viridis_ramp().size()) + " equal steps)\n"));
 }
 
 TEST_CASE("the text printer draws a heatmap after each attention tensor, and only there") {
@@ -234,4 +241,26 @@ TEST_CASE("labels: cleaned, measured in characters, cut with ~") {
   CHECK(fit_label("financial", 6) == "finan~");
   CHECK(fit_label("bank", 6) == "bank");
   CHECK(fit_label("d\xc3\xa9l\xc3\xa9gu\xc3\xa9s", 4) == "d\xc3\xa9l~");
+}
+
+TEST_CASE("labels: wide characters take two columns, combining marks none, and the grid stays aligned") {
+  const std::string cat = "\xe7\x8c\xab\xe3\x81\x8c";                          // 猫が
+  const std::string japanese = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae";  // 日本語の
+  CHECK(display_width(cat) == 4);
+  CHECK(display_width(japanese) == 8);
+  CHECK(display_width("e\xcc\x81t\xc3\xa9") == 3);  // e + combining acute, t, é
+  CHECK(display_width("\xff") == 1);                   // a stray byte: one '?' once cleaned
+  CHECK(fit_label(japanese, 8) == japanese);
+  CHECK(fit_label(japanese, 5) == "\xe6\x97\xa5\xe6\x9c\xac~");  // 日本~: 5 columns
+  CHECK(fit_label(japanese, 4) == "\xe6\x97\xa5~");               // 日~: 本 would not fit before ~
+  CHECK(display_width(fit_label(japanese, 4)) <= 4);
+  // Every row's bar '|' in the same column, whatever its label's script: the labels are padded to
+  // 8 columns, the width of 日本語の (4 wide characters), not to its 4 code points or 12 bytes.
+  const std::string h = render_heatmap(weights({4, 4}, {cat, "\xe5\xba\xa7\xe3\x81\xa3\xe3\x81\x9f", japanese,
+                                                        "\xe6\x96\x87"}), {});
+  CAPTURE(h);
+  CHECK(contains(h, "\n    " + cat + " |"));
+  CHECK(contains(h, "\n  \xe5\xba\xa7\xe3\x81\xa3\xe3\x81\x9f |"));  // 座った
+  CHECK(contains(h, "\n" + japanese + " |"));
+  CHECK(contains(h, "\n      \xe6\x96\x87 |"));  // 文
 }

@@ -244,6 +244,9 @@ TEST_CASE("wrap breaks between words at the width") {
   CHECK(wrap("incomprehensibilities ok", 10, "", "") == "incomprehensibilities\nok\n");
   CHECK(wrap("  spaced   out  ", 80, "", "") == "spaced out\n");
   CHECK(wrap("", 10, "check: ", "") == "");
+  // Measured in columns: "été" is 3 wide in 5 bytes, "日本" 4 wide in 6.
+  CHECK(wrap("\xc3\xa9t\xc3\xa9 abcdef", 10, "", "") == "\xc3\xa9t\xc3\xa9 abcdef\n");
+  CHECK(wrap("\xe6\x97\xa5\xe6\x9c\xac abcdef", 10, "", "") == "\xe6\x97\xa5\xe6\x9c\xac\nabcdef\n");
 }
 
 TEST_CASE("render_table aligns words left and numbers right under a rule") {

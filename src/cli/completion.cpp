@@ -141,8 +141,8 @@ std::string bash_completion(const std::vector<CompletionCommand>& commands, cons
     for (const auto& o : c.options) flags.push_back(o.flag);
     std::string positional;  // what the command's first plain word is
     if (c.name == "lesson") positional = quoted(lesson_names());
-    else if (c.name == "check" || c.name == "hint") positional = quoted(exercises);
-    else if (c.name == "completion") positional = "'bash'";
+    else if (c.name == "check" || c.name == "hint" || c.name == "reset" || c.name == "watch") positional = quoted(exercises);
+    else if (c.name == "completion") positional = "'bash zsh'";
     const std::string options = c.name == "lesson" ? "$(_attn_lesson_options \"$name\")" : quoted(flags);
     if (positional.empty()) {
       s += "      " + c.name + ") words=" + options + " ;;\n";
@@ -157,6 +157,20 @@ std::string bash_completion(const std::vector<CompletionCommand>& commands, cons
        "}\n"
        "complete -F _attn attn ./build/attn\n";
   return s;
+}
+
+std::string zsh_completion(const std::string& bash_script) {
+  // zsh runs bash completion functions through its bashcompinit layer, which provides COMP_WORDS,
+  // COMP_CWORD, compgen and complete, and calls the function with 0-based arrays as bash has
+  // them. So one script serves both shells and cannot drift apart. bashcompinit needs compinit.
+  return "# zsh completion for attn, printed by `attn completion zsh`: the bash script below, run\n"
+         "# through zsh's bashcompinit. Load it into this shell with\n"
+         "#   source <(attn completion zsh)\n"
+         "# or for every new shell, after compinit in ~/.zshrc, with\n"
+         "#   attn completion zsh > ~/.local/share/attn/attn.zsh && echo 'source ~/.local/share/attn/attn.zsh' >> ~/.zshrc\n"
+         "(( $+functions[compdef] )) || { autoload -U compinit && compinit; }\n"
+         "autoload -U +X bashcompinit && bashcompinit\n\n" +
+         bash_script;
 }
 
 }  // namespace attn::cli

@@ -1,4 +1,4 @@
-// `attn completion bash`: a bash completion script for this attn. The words it offers are written
+// `attn completion bash|zsh`: a completion script for this attn. The words it offers are written
 // into the script when it is made, from what this attn knows: the commands and their options as
 // main.cpp registered them, the lessons and each lesson's own option set (cli/lesson_help.*), the
 // presets for each lesson, and the exercises in the table this attn reads. docs/completion.md.
@@ -24,5 +24,9 @@ struct CompletionCommand {
 // verify --lesson the lessons; exercises after check and hint; after `lesson NAME`, the options
 // NAME accepts.
 std::string bash_completion(const std::vector<CompletionCommand>& commands, const std::vector<std::string>& exercises);
+
+// `attn completion zsh`: the bash script, loaded through zsh's bashcompinit (compinit first when
+// the shell has not run it), so both shells offer exactly the same words.
+std::string zsh_completion(const std::string& bash_script);
 
 }  // namespace attn::cli

@@ -204,7 +204,7 @@ std::string parse_error_text(const CLI::ParseError& e, const std::vector<std::st
   if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("exercise") != std::string::npos)
     return "missing exercise name (exercise: a name from 'attn exercises' vs nothing)";
   if (dynamic_cast<const CLI::RequiredError*>(&e) && what.find("shell") != std::string::npos)
-    return "missing shell name (completion: bash vs nothing)";
+    return "missing shell name (completion: bash or zsh vs nothing)";
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
     const std::string flag = what.substr(0, what.find(':'));
     // "--seed: At Most 1 required but received 2": the option was repeated, not left empty.
@@ -495,7 +495,7 @@ int main(int argc, char** argv) {
   // attn completion bash: the words come from the commands as registered above.
   std::string shell;
   CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script: source <(attn completion bash)");
-  completion->add_option("shell", shell, "The shell: bash")->required();
+  completion->add_option("shell", shell, "The shell: bash or zsh")->required();
 
   try {
     app.parse(argc, argv);
@@ -523,9 +523,11 @@ int main(int argc, char** argv) {
       v.list = verify_list;
       status = attn::cli::verify(v, std::cout);
     } else if (app.got_subcommand("completion")) {
-      if (shell != "bash")
-        throw UsageError("attn completion has no script for '" + shell + "'", "completion", "bash", "'" + shell + "'");
-      std::cout << attn::cli::bash_completion(completion_commands(app), exercise_names());
+      if (shell != "bash" && shell != "zsh")
+        throw UsageError("attn completion has no script for '" + shell + "'", "completion", "bash or zsh",
+                         "'" + shell + "'");
+      const std::string script = attn::cli::bash_completion(completion_commands(app), exercise_names());
+      std::cout << (shell == "zsh" ? attn::cli::zsh_completion(script) : script);
     } else if (app.got_subcommand("exercises")) {
       status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
     } else if (app.got_subcommand("check")) {

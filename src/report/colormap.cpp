@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace attn::report {
 
@@ -45,6 +46,29 @@ int distance2(Rgb a, Rgb b) {
   return dr * dr + dg * dg + db * db;
 }
 
+// OKLab (Ottosson 2020): distances in it follow perceived colour differences far better than
+// distances in sRGB, which weigh a step of blue like a step of green.
+struct Lab {
+  double l, a, b;
+};
+
+double linear(std::uint8_t c) {  // sRGB's transfer curve undone
+  const double v = c / 255.0;
+  return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+}
+
+Lab oklab(Rgb c) {
+  const double r = linear(c.r), g = linear(c.g), b = linear(c.b);
+  const double l = std::cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+  const double m = std::cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+  const double s = std::cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+  return {0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s,
+          1.9779984951 * l - 2.4285922050 * m + 0.4505937099 * s,
+          0.0259040371 * l + 0.7827717662 * m - 0.8086757660 * s};
+}
+
+double distance2(Lab x, Lab y) { return (x.l - y.l) * (x.l - y.l) + (x.a - y.a) * (x.a - y.a) + (x.b - y.b) * (x.b - y.b); }
+
 }  // namespace
 
 void viridis_unit(double t, double& r, double& g, double& b) {
@@ -86,6 +110,38 @@ int xterm256_index(Rgb c) {
     if (d < best_d) best = i, best_d = d;
   }
   return best;
+}
+
+const std::vector<int>& xterm256_viridis_ramp() {
+  static const std::vector<int> ramp = [] {
+    std::vector<Lab> palette;  // entries 16..255
+    for (int i = 16; i < 256; ++i) palette.push_back(oklab(xterm256_rgb(i)));
+    std::vector<int> steps;
+    for (int k = 0; k < 256; ++k) {  // every entry of viridis' table, in order
+      const Lab want = oklab(viridis(k / 255.0));
+      std::size_t best = 0;
+      for (std::size_t i = 1; i < palette.size(); ++i)
+        if (distance2(want, palette[i]) < distance2(want, palette[best])) best = i;
+      const int index = static_cast<int>(best) + 16;
+      if (steps.empty() || steps.back() != index) steps.push_back(index);
+    }
+    return steps;
+  }();
+  return ramp;
+}
+
+int xterm256_viridis(double t) {
+  const std::vector<int>& ramp = xterm256_viridis_ramp();
+  if (!(t >= 0.0)) t = 0.0;  // also catches NaN
+  const auto band = static_cast<std::size_t>(std::min(t, 1.0) * static_cast<double>(ramp.size()));
+  return ramp[std::min(band, ramp.size() - 1)];
+}
+
+std::string viridis_background(double t, ColorDepth depth) {
+  if (depth != ColorDepth::xterm256) return background(viridis(t), depth);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "\x1b[48;5;%dm", xterm256_viridis(t));
+  return buf;
 }
 
 std::string background(Rgb c, ColorDepth depth) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn::report {
 
@@ -32,9 +33,23 @@ int xterm256_index(Rgb c);
 // The colour an xterm 256 index stands for (16..255).
 Rgb xterm256_rgb(int index);
 
+// Viridis in the xterm palette. Near viridis the palette holds only a dozen colours (its cube has
+// six levels per channel), so looking up the nearest colour of each value merges neighbours
+// unevenly: viridis 0.2 and 0.3 land on one blue, 0.4 and 0.5 on one teal, while elsewhere a small
+// difference jumps a step, and equal weights seem to differ. The ramp is instead the palette
+// colours met along viridis (at each of its 256 entries, the perceptually nearest, in OKLab), in
+// order, and t picks one of them in equal bands: each step stands for the same share of the scale,
+// and lightness rises at every step (tests/test_colormap.cpp).
+const std::vector<int>& xterm256_viridis_ramp();
+// The step of that ramp for t in [0, 1] (clamped; NaN gives the first).
+int xterm256_viridis(double t);
+
 // Escape codes: a background colour at the given depth ("" at ColorDepth::none), and the reset.
 std::string background(Rgb c, ColorDepth depth);
 std::string foreground(Rgb c, ColorDepth depth);
+// viridis(t) as a background: the colour itself in truecolor, its step of the ramp above in 256
+// colours, "" at ColorDepth::none. What heatmaps paint with.
+std::string viridis_background(double t, ColorDepth depth);
 inline constexpr const char* kReset = "\x1b[0m";
 
 // Hex "#21918c", for SVG.

@@ -114,7 +114,7 @@ void cell(Line& line, float v, const PanelSet& set, ColorDepth color) {
     line.add(std::string(kCell, kRamp[mark]));
     return;
   }
-  line.add(background(viridis(t), color) + std::string(kCell, ' ') + kReset, kCell);
+  line.add(viridis_background(t, color) + std::string(kCell, ' ') + kReset, kCell);
 }
 
 // The lines of one panel, each exactly `l.width` wide (padded), so panels can sit side by side.
@@ -169,10 +169,18 @@ std::string legend(const PanelSet& set, const Layout& l, std::size_t width, cons
   if (opts.color == ColorDepth::none) {
     notes = "scale: blank is exactly " + lo + "; " + std::string(kRamp + 1) + " climb in 9 equal steps to " + hi;
   } else {
+    // The bar shows the colours a cell can take: in 256 colours every step of the palette's ramp
+    // once (each an equal band of the scale), in true colour ten samples of the continuous map.
+    const std::size_t swatches = opts.color == ColorDepth::xterm256 ? xterm256_viridis_ramp().size() : 10;
     Line bar;
     bar.add("scale: " + lo + " ");
-    for (int i = 0; i < 10; ++i) bar.add(background(viridis(i / 9.0), opts.color) + " " + kReset, 1);
+    const bool steps = opts.color == ColorDepth::xterm256;
+    for (std::size_t i = 0; i < swatches; ++i) {
+      const double t = steps ? (i + 0.5) / static_cast<double>(swatches) : i / 9.0;  // a band's middle, or a sample
+      bar.add(viridis_background(t, opts.color) + " " + kReset, 1);
+    }
     bar.add(" " + hi);
+    if (steps) bar.add(" (" + std::to_string(swatches) + " equal steps)");
     if (bar.width <= width) out += bar.text + "\n";
     else notes = "scale: dark purple is " + lo + ", yellow is " + hi;  // a very narrow terminal
   }

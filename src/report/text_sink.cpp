@@ -4,22 +4,29 @@
 #include <sstream>
 
 #include "report/plot.hpp"
+#include "report/text_width.hpp"
 
 namespace attn::report {
 
 std::string wrap(const std::string& text, std::size_t width, const std::string& first,
                  const std::string& rest) {
+  // Widths in columns, not bytes: a word of a token in Japanese or with accents is shorter on
+  // screen than in UTF-8 bytes.
   std::istringstream words(text);
   std::string word, line = first, out;
+  std::size_t line_width = display_width(first);
   bool empty = true;
   while (words >> word) {
-    if (!empty && line.size() + 1 + word.size() > width) {
+    const std::size_t word_width = display_width(word);
+    if (!empty && line_width + 1 + word_width > width) {
       out += line + "\n";
       line = rest;
+      line_width = display_width(rest);
       empty = true;
     }
-    if (!empty) line += ' ';
+    if (!empty) line += ' ', ++line_width;
     line += word;
+    line_width += word_width;
     empty = false;
   }
   if (!empty) out += line + "\n";
@@ -44,7 +51,7 @@ std::string render_table(const TableItem& table) {
       if (!numeric(row[c]) && row[c] != "..." && !row[c].empty()) right[c] = false;
   auto measure = [&](const std::vector<std::string>& row) {
     for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c)
-      widths[c] = std::max(widths[c], row[c].size());
+      widths[c] = std::max(widths[c], display_width(row[c]));
   };
   measure(table.header);
   for (const auto& row : table.rows) measure(row);
@@ -52,7 +59,7 @@ std::string render_table(const TableItem& table) {
     std::string s = "  ";
     for (std::size_t c = 0; c < widths.size(); ++c) {
       const std::string cell = c < row.size() ? row[c] : "";
-      const std::string pad(widths[c] - cell.size(), ' ');
+      const std::string pad(widths[c] - display_width(cell), ' ');
       if (c) s += "  ";
       s += right[c] ? pad + cell : cell + pad;
     }

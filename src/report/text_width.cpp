@@ -1,5 +1,10 @@
 #include "report/text_width.hpp"
 
+#include <locale.h>
+#include <wchar.h>
+
+#include <algorithm>
+
 namespace attn::report {
 
 namespace {
@@ -26,6 +31,28 @@ std::size_t sequence_length(const std::string& s, std::size_t i) {
   return n;
 }
 
+// The code point of the valid n-byte sequence at s[i].
+char32_t code_point(const std::string& s, std::size_t i, std::size_t n) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  char32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
+// Columns one code point takes on a terminal. wcwidth() answers by the calling thread's locale,
+// and attn never calls setlocale (numbers must print the same everywhere), so the question is
+// asked with C.UTF-8 in force for this thread only; Debian's libc-bin always ships that locale.
+// Without it (another system), every code point counts one column, as before.
+std::size_t columns(char32_t cp) {
+  if (cp >= 0x20 && cp < 0x7F) return 1;  // ASCII needs no locale
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  if (utf8 == static_cast<locale_t>(nullptr)) return 1;
+  const locale_t previous = uselocale(utf8);
+  const int w = wcwidth(static_cast<wchar_t>(cp));
+  uselocale(previous);
+  return w < 0 ? 1 : static_cast<std::size_t>(w);
+}
+
 }  // namespace
 
 std::string clean_label(const std::string& text) {
@@ -46,7 +73,11 @@ std::string clean_label(const std::string& text) {
 
 std::size_t display_width(const std::string& utf8) {
   std::size_t w = 0;
-  for (unsigned char c : utf8) w += (c & 0xC0) != 0x80;  // count every byte that starts a code point
+  for (std::size_t i = 0; i < utf8.size();) {
+    const std::size_t n = sequence_length(utf8, i);
+    w += n == 0 ? 1 : columns(code_point(utf8, i, n));
+    i += n == 0 ? 1 : n;
+  }
   return w;
 }
 
@@ -55,13 +86,13 @@ std::string fit_label(const std::string& utf8, std::size_t width) {
   if (width == 0) return "";
   std::string out;
   std::size_t w = 0;
-  for (std::size_t i = 0; i < utf8.size(); ++i) {
-    const auto c = static_cast<unsigned char>(utf8[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (w + 1 == width) break;  // keep the last column for '~'
-      ++w;
-    }
-    out += utf8[i];
+  for (std::size_t i = 0; i < utf8.size();) {
+    const std::size_t n = std::max<std::size_t>(1, sequence_length(utf8, i));
+    const std::size_t cw = sequence_length(utf8, i) == 0 ? 1 : columns(code_point(utf8, i, n));
+    if (w + cw + 1 > width) break;  // keep the last column for '~'
+    out.append(utf8, i, n);
+    w += cw;
+    i += n;
   }
   return out + "~";
 }

@@ -11,11 +11,14 @@ namespace attn::report {
 // Control characters become '?', and so does every byte that is not part of valid UTF-8.
 std::string clean_label(const std::string& text);
 
-// Columns on screen: one per code point. (Wide CJK characters would take two; tokens here are
-// words of European languages, and a CJK token only shifts its own row's label.)
+// Columns on screen, as terminals count them: wcwidth() of the C library, read in the C.UTF-8
+// locale whatever the process's own locale is, so East Asian wide characters (猫, 日本語) take
+// two columns and combining marks none. A byte that is not valid UTF-8 counts as one column (it
+// prints as one '?' once cleaned), and so does a code point wcwidth calls unprintable.
 std::size_t display_width(const std::string& utf8);
 
-// At most `width` columns; a label cut short ends in '~' so the learner sees it was cut.
+// At most `width` columns; a label cut short ends in '~' so the learner sees it was cut. A wide
+// character is never split: when only one column is left for it, the '~' comes first.
 std::string fit_label(const std::string& utf8, std::size_t width);
 
 }  // namespace attn::report

@@ -146,7 +146,7 @@ TEST_CASE("bad input: options") {
       {{"lesson", "heads", "--n-heads"}, {"--n-heads needs a value"}},
       {{"lesson", "causal", "--dropout", "0.1"}, {"--dropout", "run the command without it"}},
       {{"lesson", "causal", "--context-length=9"}, {"--context-length", "--seq-len"}},
-      {{"completion", "zsh"}, {"completion", "bash", "'zsh'"}},
+      {{"completion", "fish"}, {"completion", "bash or zsh", "'fish'"}},
       {{"completion"}, {"missing shell name", "bash"}},
       {{"lesson"}, {"missing lesson name"}},
       {{"list", "--names", "--presets"}, {"--names"}},

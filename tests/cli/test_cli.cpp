@@ -787,13 +787,79 @@ TEST_CASE("attn completion bash: a script bash runs, offering every command, les
   CHECK(complete(script, {"attn", "check", ""}) == sorted(exercises));
   CHECK(complete(script, {"attn", "hint", ""}) == sorted(exercises));
   CHECK(complete(script, {"attn", "check", "causal-mask", "--t"}) == std::vector<std::string>{"--time-limit"});
-  CHECK(complete(script, {"attn", "completion", ""}) == std::vector<std::string>{"bash"});
+  CHECK(complete(script, {"attn", "reset", ""}) == sorted(exercises));
+  CHECK(complete(script, {"attn", "watch", "causal-"}) == std::vector<std::string>{"causal-mask"});
+  CHECK(complete(script, {"attn", "completion", ""}) == sorted({"bash", "zsh"}));
 
-  const auto zsh = attn_run({"completion", "zsh"});
-  CHECK(zsh.status == 2);
-  CHECK(zsh.out.empty());
-  CHECK(zsh.err == "attn: error: attn completion has no script for 'zsh' (completion: bash vs 'zsh')\n");
+  const auto fish = attn_run({"completion", "fish"});
+  CHECK(fish.status == 2);
+  CHECK(fish.out.empty());
+  CHECK(fish.err == "attn: error: attn completion has no script for 'fish' (completion: bash or zsh vs 'fish')\n");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("attn completion zsh: zsh loads it through bashcompinit and offers what bash offers") {
+  // zsh comes with scripts/setup.sh (the README's commands run it).
+  REQUIRE_MESSAGE(std::filesystem::exists("/usr/bin/zsh"), "zsh is missing: scripts/setup.sh installs it");
+  const auto printed = attn_run({"completion", "zsh"});
+  REQUIRE(printed.status == 0);
+  CHECK(printed.err.empty());
+  const std::string dir = std::string(ATTN_TEST_TMP) + "/completion-zsh";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string script = dir + "/attn.zsh", bash_script = dir + "/attn.bash";
+  std::ofstream(script) << printed.out;
+  std::ofstream(bash_script) << attn_run({"completion", "bash"}).out;
+  CHECK(run({"/usr/bin/zsh", "-n", script}).status == 0);
+  // Sourced in a plain zsh (no ~/.zshrc: -f), it registers _attn for attn and ./build/attn.
+  const auto registered = run({"/usr/bin/zsh", "-f", "-c", "source '" + script + "' && print -r -- $_comps[attn] $_comps[./build/attn]"});
+  CHECK(registered.status == 0);
+  CHECK(registered.out == "_bash_complete -F _attn _bash_complete -F _attn\n");
+  // The function, called as bashcompinit calls it (0-based arrays), offers what it offers in bash.
+  // zsh's compgen leaves out bash's filtering by the typed word (compadd does it as matches are
+  // added), so the words are filtered here as compadd would.
+  auto zsh_complete = [&](const std::vector<std::string>& words) {
+    std::string line = "source '" + script + "' && setopt ksharrays && COMP_WORDS=(";
+    for (const auto& w : words) line += " '" + w + "'";
+    line += " ) && COMP_CWORD=" + std::to_string(words.size() - 1) + " && _attn && print -l -- \"${COMPREPLY[@]}\"";
+    const auto r = run({"/usr/bin/zsh", "-f", "-c", line});
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    std::vector<std::string> offered;
+    std::istringstream in(r.out);
+    for (std::string w; std::getline(in, w);)
+      if (!w.empty() && w.rfind(words.back(), 0) == 0) offered.push_back(w);
+    return sorted(offered);
+  };
+  for (const std::vector<std::string>& line :
+       {std::vector<std::string>{"attn", ""}, {"attn", "lesson", ""}, {"attn", "lesson", "ca"},
+        {"attn", "lesson", "heads", "--"}, {"attn", "lesson", "heads", "--preset", ""}, {"attn", "check", ""},
+        {"attn", "lesson", "--seed", "3", "heads", "--n-"}, {"attn", "completion", ""}}) {
+    std::string typed;
+    for (const auto& w : line) typed += w + " ";
+    CAPTURE(typed);
+    const auto offered = zsh_complete(line);
+    CHECK_FALSE(offered.empty());
+    CHECK(offered == complete(bash_script, line));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cmake --install puts attn and both completion scripts under the prefix, and the exercises are still found") {
+  const std::string prefix = std::string(ATTN_TEST_TMP) + "/install";
+  std::filesystem::remove_all(prefix);
+  const auto installed = run({ATTN_CMAKE_COMMAND, "--install", ATTN_BUILD_DIR, "--prefix", prefix});
+  REQUIRE_MESSAGE(installed.status == 0, installed.err);
+  const std::string attn = prefix + "/bin/attn";
+  REQUIRE(std::filesystem::exists(attn));
+  const auto list = run({attn, "list", "--names"});
+  CHECK(list.status == 0);
+  CHECK(list.out == attn_run({"list", "--names"}).out);
+  const auto exercises = run({attn, "exercises"});
+  CHECK(exercises.status == 0);
+  CHECK(exercises.out.find(std::string(ATTN_SOURCE_DIR) + "/lessons/exercises/") != std::string::npos);
+  CHECK(read_file(prefix + "/share/bash-completion/completions/attn") == attn_run({"completion", "bash"}).out);
+  CHECK(read_file(prefix + "/share/attn/attn.zsh") == attn_run({"completion", "zsh"}).out);
+  std::filesystem::remove_all(prefix);
 }
 
 TEST_CASE("every command of the README's 'Using it' block runs, with exit status 0") {

@@ -300,7 +300,8 @@ TEST_CASE("--svg writes one well-formed SVG per attention matrix and head") {
   const std::vector<std::vector<std::string>> lessons = {{"self-attention", "--batch", "2"},
                                                          {"causal"},
                                                          {"bahdanau"},
-                                                         {"luong"}};
+                                                         {"luong"},
+                                                         {"scaling"}};  // one picture: stage 4's two rows
   for (const auto& args : lessons) {
     CAPTURE(args[0]);
     const std::string d = temp_dir();
