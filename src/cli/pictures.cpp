@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "cli/terminal.hpp"
 #include "lesson_kit/options.hpp"
@@ -113,6 +114,19 @@ void show_text(const report::Report& report, const OutputOptions& options, repor
     report::StepOptions step;
     step.width = term.width;
     step.highlight = term.color != report::ColorDepth::none;
+    // Paging needs the window's size, asked again before each page (it may have been resized):
+    // the real one (lines wrap at the window's edge whatever COLUMNS says), else 80 x 24.
+    step.window = [&term]() {
+      const auto now = window_size();
+      return std::pair<std::size_t, std::size_t>{now.first > 0 ? now.first : term.width, now.second > 0 ? now.second : 24};
+    };
+    std::ostringstream page_text;
+    report::TextSink page_sink(page_text, text);
+    step.render = [&page_text, &page_sink](const report::Stage& s, std::size_t total) {
+      page_text.str("");
+      page_sink.stage(s, total);
+      return page_text.str();
+    };
     TerminalKeys keys(STDIN_FILENO);  // restores the terminal however this block is left
     report::step_through(report, sink, std::cout, keys, step);
   } else {

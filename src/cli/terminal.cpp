@@ -30,10 +30,12 @@ int g_fd = -1;
 termios g_saved;
 termios g_raw;
 volatile std::sig_atomic_t g_active = 0;
+// Set by SIGCONT (after a stop) and SIGWINCH (a new window size): the page must be drawn again.
+volatile std::sig_atomic_t g_redraw = 0;
 
 constexpr int kFatalSignals[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
 struct sigaction g_previous[sizeof kFatalSignals / sizeof kFatalSignals[0]];
-struct sigaction g_previous_tstp, g_previous_cont;
+struct sigaction g_previous_tstp, g_previous_cont, g_previous_winch;
 
 void restore_and_reraise(int sig) {
   if (g_active) tcsetattr(g_fd, TCSANOW, &g_saved);  // async-signal-safe
@@ -53,7 +55,10 @@ void on_continue(int) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTSTP, &sa, nullptr);
   if (g_active) tcsetattr(g_fd, TCSANOW, &g_raw);
+  g_redraw = 1;
 }
+
+void on_resize(int) { g_redraw = 1; }
 
 // Waits up to `ms` for one more byte of an escape sequence.
 bool next_byte(int fd, unsigned char& c, int ms) {
@@ -109,6 +114,12 @@ Terminal probe_terminal(ColorChoice choice) {
   return t;
 }
 
+std::pair<std::size_t, std::size_t> window_size() {
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0) return {0, 0};
+  return {ws.ws_col, ws.ws_row};
+}
+
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
 TerminalKeys::TerminalKeys(int fd) : fd_(fd) {
@@ -131,7 +142,10 @@ TerminalKeys::TerminalKeys(int fd) : fd_(fd) {
   sigaction(SIGTSTP, &sa, &g_previous_tstp);
   sa.sa_handler = on_continue;
   sigaction(SIGCONT, &sa, &g_previous_cont);
+  sa.sa_handler = on_resize;
+  sigaction(SIGWINCH, &sa, &g_previous_winch);
 
+  g_redraw = 0;
   g_active = 1;
   if (tcsetattr(fd, TCSAFLUSH, &g_raw) != 0) {
     g_active = 0;
@@ -146,17 +160,39 @@ TerminalKeys::~TerminalKeys() {
     sigaction(kFatalSignals[i], &g_previous[i], nullptr);
   sigaction(SIGTSTP, &g_previous_tstp, nullptr);
   sigaction(SIGCONT, &g_previous_cont, nullptr);
+  sigaction(SIGWINCH, &g_previous_winch, nullptr);
 }
 
 report::Key TerminalKeys::read_key() {
   unsigned char c = 0;
   for (;;) {
-    const ssize_t n = read(fd_, &c, 1);
+    // SIGCONT (back from a stop) or SIGWINCH (a new size): draw the page again. The flag is looked
+    // at between short polls, not only when read() is interrupted: a signal that came just before
+    // read() began would interrupt nothing, and the page would wait for a key to be redrawn.
+    if (g_redraw) {
+      g_redraw = 0;
+      return report::Key::redraw;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = poll(&p, 1, 100);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    const ssize_t n = ready > 0 ? read(fd_, &c, 1) : -1;
     if (n == 1) break;
-    if (n < 0 && errno == EINTR) continue;  // a window resize, say
-    return report::Key::quit;               // end of input: the terminal went away
+    if (n < 0 && errno == EINTR) continue;
+    return report::Key::quit;  // end of input: the terminal went away
   }
   switch (c) {
+    case 0x1a: {  // Ctrl-Z: raw mode reads it as a byte, so attn stops itself as the shell expects
+      // on_stop puts the terminal's settings back and stops; on_continue (fg) brings raw mode
+      // back. raise() returns once attn runs again, and the page is drawn again.
+      raise(SIGTSTP);
+      // Where nothing can continue attn (an orphaned process group: no shell to say fg), the
+      // kernel discards the stop and raise() returns at once, with no SIGCONT: raw mode and the
+      // handler are put back here, as on_continue would have.
+      on_continue(SIGCONT);
+      g_redraw = 0;
+      return report::Key::redraw;
+    }
     case '\r': case '\n': case ' ': case 'n': case 'N':
       return report::Key::next;
     case 'p': case 'P': case 'b': case 'B':

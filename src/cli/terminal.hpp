@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "report/colormap.hpp"
 #include "report/step.hpp"
@@ -39,13 +40,17 @@ struct Terminal {
 // Looks at file descriptors 0 and 1 and the environment.
 Terminal probe_terminal(ColorChoice choice);
 
+// The window of standard output now, {columns, rows} (TIOCGWINSZ); {0, 0} when unknown.
+std::pair<std::size_t, std::size_t> window_size();
+
 // Whether standard error is a terminal: where a training run's progress bar may be drawn.
 bool stderr_is_terminal();
 
 // Keys from a terminal in raw mode: each key arrives as it is pressed, unechoed, and Ctrl-C is a
 // key (quit) rather than a signal. The terminal's settings are restored when this object dies,
-// and also if attn is killed by SIGTERM, SIGHUP, SIGINT or SIGQUIT meanwhile; on Ctrl-Z (SIGTSTP
-// sent from outside) they are restored while attn is stopped and raw mode comes back on SIGCONT.
+// and also if attn is killed by SIGTERM, SIGHUP, SIGINT or SIGQUIT meanwhile. Ctrl-Z (a byte in raw
+// mode) and SIGTSTP sent from outside stop attn with the terminal's settings restored; on SIGCONT
+// raw mode comes back and read_key answers Key::redraw, as it does after SIGWINCH (a new size).
 class TerminalKeys : public report::KeySource {
  public:
   explicit TerminalKeys(int fd);  // throws std::runtime_error if fd is not a terminal

@@ -125,7 +125,7 @@ TEST_CASE("--step without a terminal is refused at once, not left waiting") {
 }
 
 TEST_CASE("--step on a terminal: n shows the next stage, p the previous one again, q quits with 0") {
-  PtyRun pty({kAttn, "lesson", "causal", "--step"}, env());
+  PtyRun pty({kAttn, "lesson", "causal", "--step"}, env(), 80, 200);  // every stage fits: no paging
   REQUIRE(cooked(pty.settings()));
   const std::string footer1 = "stage 1/10 " + kDot + " n next " + kDot + " p back " + kDot + " q quit";
   const std::size_t first = pty.wait_for(footer1);
@@ -175,7 +175,7 @@ TEST_CASE("--step to the last stage ends with status 0 and the terminal restored
 }
 
 TEST_CASE("--step with --stage pauses only on the selected stages, counted as the headings count them") {
-  PtyRun pty({kAttn, "lesson", "causal", "--step", "--stage", "4,softmax"}, env());
+  PtyRun pty({kAttn, "lesson", "causal", "--step", "--stage", "4,softmax"}, env(), 80, 200);
   const std::size_t first = pty.wait_for("stage 4/10 " + kDot + " n next");
   REQUIRE(first != std::string::npos);
   CHECK(pty.seen().find("stages 4, 6-7 of 10 (--stage 4,softmax)") < first);
@@ -192,6 +192,123 @@ TEST_CASE("--step with --stage pauses only on the selected stages, counted as th
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(pty.seen().find("[8/10]") == std::string::npos);
+  CHECK(cooked(pty.settings()));
+}
+
+// The screen a page drew: everything between the end of the footer before it and its own footer.
+std::string page_before(const std::string& seen, std::size_t footer) {
+  const std::size_t start = seen.rfind(" q quit", footer == 0 ? 0 : footer - 1);
+  return seen.substr(start == std::string::npos ? 0 : start, footer - (start == std::string::npos ? 0 : start));
+}
+
+TEST_CASE("--step at 80x24 pages a tall stage under its heading, then goes on to the next stage") {
+  // heads' stage 3 (fused projections) is 45 body lines: three pages at 24 rows.
+  PtyRun pty({kAttn, "lesson", "heads", "--step", "--stage", "3-4", "--color", "never"}, env(), 80, 24);
+  std::size_t at = pty.wait_for("stage 3/14 " + kDot + " lines 1-");
+  REQUIRE(at != std::string::npos);
+  std::size_t pages = 1, last_line = 0, lines = 0;
+  for (;;) {
+    const std::string page = page_before(pty.seen(), at);
+    CAPTURE(page);
+    CHECK(page.find("[3/14] Fused projections") != std::string::npos);  // the title on every page
+    CHECK(page.find("    out: ") != std::string::npos);                  // and the shapes
+    if (pages > 1) CHECK(count(page, "\n") == 23);  // heading, body (blank-filled), footer on row 24
+    const std::size_t first = std::stoul(pty.seen().substr(at + std::string("stage 3/14 " + kDot + " lines ").size()));
+    CHECK(first == last_line + 1);  // pages follow each other, none skipped or repeated
+    const std::size_t dash = pty.seen().find('-', at + 20), of = pty.seen().find(" of ", at);
+    last_line = std::stoul(pty.seen().substr(dash + 1));
+    lines = std::stoul(pty.seen().substr(of + 4));
+    if (last_line == lines) break;
+    REQUIRE(pty.seen().substr(at, 120).find("n more") != std::string::npos);
+    pty.send(" ");
+    at = pty.wait_for("stage 3/14 " + kDot + " lines ", at + 1);
+    REQUIRE(at != std::string::npos);
+    ++pages;
+    REQUIRE(pages < 20);
+  }
+  CHECK(pages >= 2);
+  CHECK(lines > 23);
+  CHECK(pty.seen().substr(at, 120).find("n next") != std::string::npos);  // the stage's last page
+  // The body's last line was shown: the stage printed whole (no terminal) ends with it.
+  const auto whole = run({kAttn, "lesson", "heads", "--stage", "3", "--color", "never"});
+  std::string tail = whole.out.substr(0, whole.out.find_last_not_of('\n') + 1);
+  tail = tail.substr(tail.rfind('\n') + 1);
+  CHECK(page_before(pty.seen(), at).find(tail) != std::string::npos);
+
+  pty.send("p");  // back one page: the title again, lines before the last page
+  const std::size_t back = pty.wait_for("stage 3/14 " + kDot + " lines ", at + 1);
+  REQUIRE(back != std::string::npos);
+  CHECK(page_before(pty.seen(), back).find("[3/14] Fused projections") != std::string::npos);
+  CHECK(pty.seen().substr(back, 120).find("n more") != std::string::npos);
+  pty.send("nn");  // the last page again, then the next stage
+  const std::size_t next = pty.wait_for("[4/14]", back);
+  REQUIRE(next != std::string::npos);
+  REQUIRE(pty.wait_for("stage 4/14", next) != std::string::npos);
+  pty.send("q");
+  const int status = pty.finish();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(cooked(pty.settings()));
+}
+
+TEST_CASE("--step: Ctrl-Z stops attn with the terminal restored; after SIGCONT the page is drawn again") {
+  PtyRun pty({kAttn, "lesson", "heads", "--step", "--stage", "3-4", "--color", "never"}, env(), PtyRun::JobControl{},
+             80, 24);
+  const std::size_t first = pty.wait_for("stage 3/14 " + kDot + " lines 1-");
+  REQUIRE(first != std::string::npos);
+  CHECK_FALSE(cooked(pty.settings()));
+  pty.send("\x1a");  // Ctrl-Z
+  REQUIRE(pty.next_event() == 'S');  // the program stopped (waitpid WUNTRACED in the shell-like parent)
+  CHECK(cooked(pty.settings()));     // the shell gets a sane terminal while attn is stopped
+  const std::size_t before = pty.seen().size();
+  kill(pty.job(), SIGCONT);  // fg
+  CHECK(pty.next_event() == 'C');
+  const std::size_t again = pty.wait_for("stage 3/14 " + kDot + " lines 1-", before);
+  REQUIRE(again != std::string::npos);  // the same page, drawn again with its title
+  CHECK(page_before(pty.seen(), again).find("[3/14] Fused projections") != std::string::npos);
+  CHECK_FALSE(cooked(pty.settings()));  // raw mode is back: single keys work
+  pty.send("n");
+  REQUIRE(pty.wait_for("stage 3/14 " + kDot + " lines ", again + 1) != std::string::npos);
+  pty.send("q");
+  CHECK(pty.next_event() == 'E');
+  const int status = pty.finish();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(cooked(pty.settings()));
+}
+
+TEST_CASE("--step: Ctrl-Z where no shell could continue attn is ignored, and keys still work") {
+  // Run straight on the pty, attn leads its session: its group is orphaned, the stop is discarded.
+  PtyRun pty({kAttn, "lesson", "heads", "--step", "--stage", "3", "--color", "never"}, env(), 80, 24);
+  const std::size_t first = pty.wait_for("stage 3/14 " + kDot + " lines 1-19");
+  REQUIRE(first != std::string::npos);
+  pty.send("\x1a");
+  const std::size_t again = pty.wait_for("stage 3/14 " + kDot + " lines 1-19", first + 1);  // drawn again
+  REQUIRE(again != std::string::npos);
+  CHECK_FALSE(cooked(pty.settings()));  // still raw: a single key is enough
+  pty.send("n");
+  REQUIRE(pty.wait_for("stage 3/14 " + kDot + " lines 20-", again) != std::string::npos);
+  pty.send("q");
+  const int status = pty.finish();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(cooked(pty.settings()));
+}
+
+TEST_CASE("--step: a resized window is paged again at its new size") {
+  PtyRun pty({kAttn, "lesson", "heads", "--step", "--stage", "3", "--color", "never"}, env(), 80, 24);
+  const std::size_t first = pty.wait_for("stage 3/14 " + kDot + " lines 1-19 of 45");  // 24 - 4 - 1 rows
+  REQUIRE(first != std::string::npos);
+  pty.resize(80, 40);  // SIGWINCH: the same page, drawn again with 40 - 4 - 1 rows of body
+  const std::size_t taller = pty.wait_for("stage 3/14 " + kDot + " lines 1-35 of 45", first);
+  REQUIRE(taller != std::string::npos);
+  CHECK(page_before(pty.seen(), taller).find("[3/14] Fused projections") != std::string::npos);
+  pty.resize(80, 60);  // now the whole stage fits: the plain footer, no lines
+  REQUIRE(pty.wait_for("stage 3/14 " + kDot + " n end", taller) != std::string::npos);
+  pty.send("q");
+  const int status = pty.finish();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
   CHECK(cooked(pty.settings()));
 }
 
