@@ -390,6 +390,9 @@ TEST_CASE("--head mean: one panel per batch entry, the average of the heads' wei
       CHECK(set.panels[b].values[i] == doctest::Approx(mean).epsilon(1e-6));
     }
   }
+  // A copy of the set still reads live values: the mean is shared, not owned by one copy.
+  const PanelSet copy = [&] { PanelSet inner = panels_of(t, view); return PanelSet(inner); }();
+  CHECK(copy.panels[1].values[3] == set.panels[1].values[3]);
   const std::string h = render_heatmap(t, with_view(view));
   CAPTURE(h);
   CHECK(contains(h, "heatmaps of attn_weights (2, 3, 2, 2), mean of 3 heads, one per [b] (rows attend\n"));
