@@ -264,3 +264,165 @@ TEST_CASE("labels: wide characters take two columns, combining marks none, and t
   CHECK(contains(h, "\n" + japanese + " |"));
   CHECK(contains(h, "\n      \xe6\x96\x87 |"));  // 文
 }
+
+// --- --heatmap-scale row and --head (docs/pictures.md) ----------------------------------------
+
+namespace {
+
+// Two rows: one peaked, one flat as untrained weights are (0.24..0.26).
+TensorItem peaked_and_flat() {
+  TensorItem t;
+  t.name = "attn_weights";
+  t.shape = {2, 4};
+  t.values = {0.90f, 0.05f, 0.05f, 0.00f,   //
+              0.24f, 0.25f, 0.25f, 0.26f};
+  t.row_labels = {"a", "b"};
+  t.col_labels = {"a", "b", "c", "d"};
+  t.attention = true;
+  return t;
+}
+
+HeatmapOptions with_view(const PanelView& view) {
+  HeatmapOptions o;
+  o.view = view;
+  return o;
+}
+
+// The line of the grid whose row label is `label`.
+std::string grid_row(const std::string& h, const std::string& label) {
+  std::istringstream in(h);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(label + " |", 0) == 0) return line;
+  return "";
+}
+
+// (2, 3, 2, 2): two batch entries, three heads, each head's values different.
+TensorItem three_heads() {
+  TensorItem t;
+  t.name = "attn_weights";
+  t.shape = {2, 3, 2, 2};
+  for (std::size_t i = 0; i < 24; ++i) t.values.push_back(static_cast<float>((i * 7) % 11) / 10.0f);
+  t.row_labels = t.col_labels = {"x", "y"};
+  t.attention = true;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("--heatmap-scale row stretches a flat row over the whole ramp, global keeps it in a band") {
+  const TensorItem t = peaked_and_flat();
+  HeatmapOptions global;
+  const std::string g = render_heatmap(t, global);
+  CAPTURE(g);
+  // One scale 0..0.90: the flat row's 0.24..0.26 all land on one mark, '-'.
+  CHECK(grid_row(g, "b") == "b |--------|");
+  CHECK(contains(g, "scale: blank is exactly 0.0000; .:-=+*#%@ climb in 9 equal steps to 0.9000"));
+
+  HeatmapOptions row;
+  row.view.scale = HeatmapScale::row;
+  const std::string r = render_heatmap(t, row);
+  CAPTURE(r);
+  // Its own min 0.24 is blank, its own max 0.26 '@', the two 0.25 halfway ('+': 1 + floor(0.5 * 9) = 5).
+  CHECK(grid_row(r, "b") == "b |  ++++@@|");
+  CHECK(grid_row(r, "a") == "a |@@....  |");  // 0.05 of 0.90: the first mark '.'
+  CHECK(contains(r, "scale: each row from its own min (blank) to its own max (@); .:-=+*#%@ climb in\n  9 equal steps\n"));
+  CHECK_FALSE(contains(r, "0.9000"));  // no shared numbers: they would be wrong for every row but one
+
+  row.color = ColorDepth::truecolor;
+  const std::string c = render_heatmap(t, row);
+  CHECK(contains(c, "scale: row min "));
+  CHECK(contains(c, "row max"));
+  CHECK(contains(c, "scale: each row from its own min (dark) to its own max (bright)"));
+  // The flat row's ends are the map's ends.
+  CHECK(contains(grid_row(c, "b"), viridis_background(0.0, ColorDepth::truecolor)));
+  CHECK(contains(grid_row(c, "b"), viridis_background(1.0, ColorDepth::truecolor)));
+}
+
+TEST_CASE("--heatmap-scale row: positions per row, a row of one value mid-scale, NaN kept") {
+  TensorItem t = peaked_and_flat();
+  PanelView view;
+  view.scale = HeatmapScale::row;
+  const PanelSet set = panels_of(t, view);
+  REQUIRE(set.panels.size() == 1);
+  const Panel& p = set.panels[0];
+  CHECK(set.per_row);
+  CHECK(p.row_lo[1] == doctest::Approx(0.24));
+  CHECK(p.row_hi[1] == doctest::Approx(0.26));
+  CHECK(scale_position(0.24f, set, p, 1) == doctest::Approx(0.0));
+  CHECK(scale_position(0.25f, set, p, 1) == doctest::Approx(0.5).epsilon(1e-5));
+  CHECK(scale_position(0.26f, set, p, 1) == doctest::Approx(1.0));
+  CHECK(scale_position(0.05f, set, p, 0) == doctest::Approx(0.05 / 0.90).epsilon(1e-5));
+  CHECK_FALSE(set.has_flat_row);
+
+  t.values = {0.25f, 0.25f, 0.25f, 0.25f, NAN, NAN, NAN, NAN};
+  const PanelSet flat = panels_of(t, view);
+  CHECK(flat.has_flat_row);
+  CHECK(scale_position(0.25f, flat, flat.panels[0], 0) == 0.5);
+  CHECK(std::isnan(scale_position(NAN, flat, flat.panels[0], 1)));
+  const std::string h = render_heatmap(t, with_view(view));
+  CAPTURE(h);
+  CHECK(grid_row(h, "a") == "a |++++++++|");
+  CHECK(grid_row(h, "b") == "b |????????|");
+  CHECK(contains(h, "a row with one value throughout is drawn mid-scale"));
+  // The default view is untouched: no per-row numbers, the shared scale.
+  const PanelSet plain = panels_of(peaked_and_flat());
+  CHECK_FALSE(plain.per_row);
+  CHECK(plain.panels[0].row_lo.empty());
+}
+
+TEST_CASE("--head mean: one panel per batch entry, the average of the heads' weights") {
+  const TensorItem t = three_heads();
+  CHECK(head_count(t.shape) == 3);
+  CHECK(head_count({2, 2, 2}) == 0);
+  PanelView view;
+  view.heads = PanelView::Heads::mean;
+  const PanelSet set = panels_of(t, view);
+  REQUIRE(set.panels.size() == 2);
+  CHECK(set.head_mean);
+  CHECK(set.note == "mean of 3 heads");
+  for (std::size_t b = 0; b < 2; ++b) {
+    CHECK(set.panels[b].index == std::vector<std::size_t>{b});
+    for (std::size_t i = 0; i < 4; ++i) {
+      // attn_weights[b, :, r, c].mean(), from the tensor's own values.
+      const double mean = (t.values[(b * 3 + 0) * 4 + i] + t.values[(b * 3 + 1) * 4 + i] + t.values[(b * 3 + 2) * 4 + i]) / 3.0;
+      CAPTURE(b);
+      CAPTURE(i);
+      CHECK(set.panels[b].values[i] == doctest::Approx(mean).epsilon(1e-6));
+    }
+  }
+  // A copy of the set still reads live values: the mean is shared, not owned by one copy.
+  const PanelSet copy = [&] { PanelSet inner = panels_of(t, view); return PanelSet(inner); }();
+  CHECK(copy.panels[1].values[3] == set.panels[1].values[3]);
+  const std::string h = render_heatmap(t, with_view(view));
+  CAPTURE(h);
+  CHECK(contains(h, "heatmaps of attn_weights (2, 3, 2, 2), mean of 3 heads, one per [b] (rows attend\n"));
+  CHECK(contains(h, "attn_weights[0], mean of 3 heads"));
+  CHECK(contains(h, "attn_weights[1], mean of 3 heads"));
+  CHECK_FALSE(contains(h, "[0, 1]"));
+  // A tensor without a head axis is drawn whole.
+  const TensorItem no_heads = weights({2, 3, 3}, words(3));
+  CHECK(panels_of(no_heads, view).panels.size() == 2);
+  CHECK(panels_of(no_heads, view).note.empty());
+}
+
+TEST_CASE("--head N: only head N of every batch entry") {
+  const TensorItem t = three_heads();
+  PanelView view;
+  view.heads = PanelView::Heads::one;
+  view.head = 2;
+  const PanelSet set = panels_of(t, view);
+  REQUIRE(set.panels.size() == 2);
+  CHECK(set.note == "head 2 of 3");
+  for (std::size_t b = 0; b < 2; ++b) {
+    CHECK(set.panels[b].index == std::vector<std::size_t>{b, 2});
+    CHECK(set.panels[b].values == t.values.data() + (b * 3 + 2) * 4);  // attn_weights[b, 2]
+  }
+  const std::string h = render_heatmap(t, with_view(view));
+  CAPTURE(h);
+  CHECK(contains(h, "heatmaps of attn_weights (2, 3, 2, 2), head 2 of 3, one per [b, h] (rows attend\n"));
+  CHECK(contains(h, "[0, 2]"));
+  CHECK(contains(h, "[1, 2]"));
+  CHECK_FALSE(contains(h, "[0, 1]"));
+  view.head = 3;
+  CHECK(panels_of(t, view).panels.empty());  // past the last head: nothing (the CLI refuses it first)
+}

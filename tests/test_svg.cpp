@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "report/colormap.hpp"
 #include "report/svg_sink.hpp"
 #include "xml_check.hpp"
 
@@ -182,4 +183,87 @@ TEST_CASE("the directory is checked before anything is written") {
 TEST_CASE("matrices larger than kMaxSvgSide are named before any file is written") {
   CHECK(svg_size_problem(lesson_with(matrix({4, 4}, {}))) == "");
   CHECK(svg_size_problem(lesson_with(matrix({1, 300, 300}, {}))) == "attn_weights (1, 300, 300)");
+}
+
+// --- --heatmap-scale row and --head (docs/pictures.md) ----------------------------------------
+
+namespace {
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The fill of the cell whose tooltip starts with `pair` ("b -&gt; a", escaped as in the file).
+std::string fill_of(const std::string& svg, const std::string& pair) {
+  const std::size_t at = svg.find("<title>" + pair + ": ");
+  if (at == std::string::npos) return "";
+  const std::size_t fill = svg.rfind("fill=\"", at);
+  return svg.substr(fill + 6, 7);
+}
+
+}  // namespace
+
+TEST_CASE("--heatmap-scale row: a flat row spans the colour bar, which says so instead of numbers") {
+  TensorItem t = matrix({2, 3}, {"a", "b", "c"});
+  t.values = {0.9f, 0.1f, 0.0f,  //
+              0.32f, 0.33f, 0.35f};
+  t.row_labels = {"a", "b"};
+  const Report r = lesson_with(t);
+  const Stage& s = r.stages()[1];
+  PanelView view;
+  view.scale = HeatmapScale::row;
+  const PanelSet set = panels_of(t, view);
+  const std::string svg = svg_picture(r.header, s, r.stages().size(), t, set, set.panels[0]);
+  CHECK(check_xml(svg).error == "");
+  CHECK(fill_of(svg, "b -&gt; a") == hex(viridis(0.0)));  // the row's own min: the dark end
+  CHECK(fill_of(svg, "b -&gt; c") == hex(viridis(1.0)));  // its own max: the bright end
+  CHECK(contains(svg, "<title>scale: each row from its own min (dark) to its own max (bright)</title>"));
+  CHECK(contains(svg, "rows attend to columns; shape 2 x 3; each row from its own min (dark) to its own max (bright)"));
+  CHECK(contains(svg, ">row min</text>"));
+  CHECK(contains(svg, ">row max</text>"));
+  CHECK_FALSE(contains(svg, ">0.45</text>"));  // no numeric ticks on the bar (the shared scale has 0.45)
+
+  // The shared scale (the default) puts that row in one band near the dark end, with numbers.
+  const PanelSet global = panels_of(t);
+  const std::string g = svg_picture(r.header, s, r.stages().size(), t, global, global.panels[0]);
+  CHECK(fill_of(g, "b -&gt; c") == hex(viridis(static_cast<double>(0.35f) / static_cast<double>(0.9f))));
+  CHECK(contains(g, ">0.45</text>"));
+  CHECK_FALSE(contains(g, "row min"));
+  CHECK_FALSE(contains(g, "own min"));
+}
+
+TEST_CASE("SvgSink with --head mean draws one picture per batch entry, with --head N only head N") {
+  const std::string dir = temp_dir();
+  Report r;
+  r.header.lesson = "heads";
+  r.stage("Inputs");
+  auto& s = r.stage("Weights");
+  s.items.emplace_back(matrix({2, 2, 3, 3}, {"a", "b", "c"}));
+
+  PanelView mean;
+  mean.heads = PanelView::Heads::mean;
+  SvgSink sink(dir, {}, mean);
+  deliver(r, sink);
+  const std::set<std::string> expected = {"heads-stage02-attn_weights-mean-b0.svg", "heads-stage02-attn_weights-mean-b1.svg"};
+  CHECK(files_in(dir) == expected);
+  const std::string svg = read_whole(dir + "/heads-stage02-attn_weights-mean-b1.svg");
+  CHECK(check_xml(svg).error == "");
+  CHECK(contains(svg, "attn_weights[1]: batch 1, mean of 2 heads"));
+  // Cell (a -> b) of batch 1: the mean of heads 0 and 1, from the tensor's values.
+  const auto& t = std::get<TensorItem>(r.stages()[1].items[0]);
+  const double m = (t.values[(1 * 2 + 0) * 9 + 1] + t.values[(1 * 2 + 1) * 9 + 1]) / 2.0;
+  CHECK(contains(svg, "<title>a -&gt; b: " + fixed(m, 4) + "</title>"));
+  for (const auto& f : expected) std::remove((dir + "/" + f).c_str());
+
+  PanelView one;
+  one.heads = PanelView::Heads::one;
+  one.head = 1;
+  SvgSink only(dir, {}, one);
+  deliver(r, only);
+  CHECK(files_in(dir) == std::set<std::string>{"heads-stage02-attn_weights-b0-h1.svg", "heads-stage02-attn_weights-b1-h1.svg"});
+  for (const auto& f : files_in(dir)) std::remove((dir + "/" + f).c_str());
+  rmdir(dir.c_str());
 }

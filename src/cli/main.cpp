@@ -363,6 +363,8 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   output.svg_dir = raw.value("--svg");
   output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
   output.svg_panel_list = raw.value("--svg-panels");
+  if (cmd.get_option("--heatmap-scale")->count()) output.heatmap_scale = raw.value("--heatmap-scale");
+  if (cmd.get_option("--head")->count()) output.head = raw.value("--head");
   output.full_json = raw.on("--full-json");
   output.stage = cmd.get_option("--stage")->count() > 0;
   output.stage_list = raw.value("--stage");

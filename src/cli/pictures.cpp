@@ -27,6 +27,44 @@ std::string escaped(const std::string& text) {
   return text.size() > 40 ? out + "..." : out;
 }
 
+// --heatmap-scale and --head as the panels' view; check_pictures has refused anything else.
+report::PanelView panel_view(const OutputOptions& options) {
+  report::PanelView view;
+  if (options.heatmap_scale == "row") view.scale = report::HeatmapScale::row;
+  if (options.head == "mean") view.heads = report::PanelView::Heads::mean;
+  else if (!options.head.empty()) {
+    view.heads = report::PanelView::Heads::one;
+    view.head = static_cast<std::size_t>(std::stoul(options.head));
+  }
+  return view;
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty() || s.size() > 6) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+// --head against the lesson's attention: it needs a head axis, and N one of its heads.
+void check_head(const report::Report& report, const OutputOptions& options) {
+  if (options.head.empty()) return;
+  std::size_t fewest = 0;  // the smallest head count of an attention tensor with a head axis
+  std::string named;
+  for (const report::Stage& s : report.stages())
+    for (const report::Item& item : s.items)
+      if (const auto* t = std::get_if<report::TensorItem>(&item); t && t->attention && t->curve_x.empty()) {
+        const std::size_t h = report::head_count(t->shape);
+        if (h > 0 && (fewest == 0 || h < fewest)) fewest = h, named = t->name + " " + shape_str(t->shape);
+      }
+  if (fewest == 0)
+    throw UsageError("--head picks heads, but no attention weights of this run have a head axis", "--head",
+                     "a lesson whose weights are (B, h, T, S), such as heads", "no head axis");
+  if (options.head != "mean" && std::stoul(options.head) >= fewest)
+    throw UsageError("--head " + options.head + " is past the last head of " + named, "--head",
+                     "mean or 0.." + std::to_string(fewest - 1), options.head);
+}
+
 ColorChoice color_choice(const OutputOptions& options) {
   const auto choice = parse_color_choice(options.color);
   if (!choice) throw UsageError("unknown --color", "--color", "auto, always or never", "'" + options.color + "'");
@@ -37,6 +75,11 @@ ColorChoice color_choice(const OutputOptions& options) {
 
 void check_pictures(const OutputOptions& options) {
   color_choice(options);
+  if (options.heatmap_scale != "global" && options.heatmap_scale != "row")
+    throw UsageError("unknown --heatmap-scale", "--heatmap-scale", "global or row", "'" + escaped(options.heatmap_scale) + "'");
+  if (!options.head.empty() && options.head != "mean" && !all_digits(options.head))
+    throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)",
+                     "'" + escaped(options.head) + "'");
   if (options.step) {
     // Waiting for a key that can never come would hang: refuse at once instead.
     const bool in = isatty(STDIN_FILENO) == 1, out = isatty(STDOUT_FILENO) == 1;
@@ -63,6 +106,7 @@ void check_pictures(const OutputOptions& options) {
 }
 
 void check_pictures_of(const report::Report& report, const OutputOptions& options) {
+  check_head(report, options);
   if (!options.svg) return;
   check_pictures(options);  // again: the directory may have changed while the lesson ran
   const std::string too_large = report::svg_size_problem(report);
@@ -71,7 +115,7 @@ void check_pictures_of(const report::Report& report, const OutputOptions& option
                      "at most " + std::to_string(report::kMaxSvgSide) + " rows and columns", too_large);
   std::size_t count = 0;
   std::string available;
-  const std::string unmatched = report::svg_unmatched_pick(report, selection(options), count, available);
+  const std::string unmatched = report::svg_unmatched_pick(report, selection(options), count, available, panel_view(options));
   if (!unmatched.empty())
     throw UsageError("--svg-panels " + unmatched + " matches no panel of this run", "--svg-panels", available, unmatched);
   if (count > report::kMaxSvgFiles)
@@ -84,7 +128,7 @@ void check_pictures_of(const report::Report& report, const OutputOptions& option
 std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options) {
   if (!options.svg) return {};
   check_pictures_of(report, options);
-  report::SvgSink sink(options.svg_dir, selection(options));
+  report::SvgSink sink(options.svg_dir, selection(options), panel_view(options));
   std::vector<std::string> created;
   try {
     report::make_svg_dir(options.svg_dir, &created);
@@ -109,6 +153,7 @@ void show_text(const report::Report& report, const OutputOptions& options, repor
   text.heatmap.width = term.width;
   text.heatmap.color = term.color;
   text.heatmap.decimals = options.precision;
+  text.heatmap.view = panel_view(options);
   report::TextSink sink(std::cout, text);
   if (options.step) {
     report::StepOptions step;

@@ -14,12 +14,14 @@ namespace attn::cli {
 
 // Before the lesson runs: a --color value other than auto|always|never, --step without a
 // terminal (or with --format json), --svg with --shapes-only or a directory attn cannot write,
-// --svg-panels without --svg or not of the form b0,h1,b2-h3.
+// --svg-panels without --svg or not of the form b0,h1,b2-h3, a --heatmap-scale other than
+// global|row, a --head other than mean or a number.
 // Throws UsageError; creates nothing.
 void check_pictures(const OutputOptions& options);
 
-// After the lesson ran, before anything is written: refuses a matrix too large to draw, a
-// --svg-panels pick that matches no panel, and more than report::kMaxSvgFiles pictures.
+// After the lesson ran, before anything is written: refuses --head when no attention tensor of
+// the run has a head axis or N is past the last head, and (with --svg) a matrix too large to
+// draw, a --svg-panels pick that matches no panel, and more than report::kMaxSvgFiles pictures.
 void check_pictures_of(const report::Report& report, const OutputOptions& options);
 
 // After the lesson ran: the checks above, then creates the --svg directory and writes the SVG

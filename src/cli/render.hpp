@@ -22,6 +22,8 @@ struct OutputOptions {
   std::string svg_dir;         // one SVG per attention matrix goes there
   bool svg_panels = false;     // --svg-panels LIST was given
   std::string svg_panel_list;  // which panels to draw: "b0", "h1,h2", "b0-h3"
+  std::string heatmap_scale = "global";  // --heatmap-scale global|row
+  std::string head;            // --head mean|N ("": every head)
   bool full_json = false;      // --full-json: every value in --format json, however many
   bool stage = false;          // --stage SEL was given
   std::string stage_list;      // which stages every output shows: "5-7", "2,5-7", "softmax"

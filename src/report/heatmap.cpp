@@ -103,8 +103,8 @@ Layout layout_for(const PanelSet& set, std::size_t width, const HeatmapOptions& 
 std::string number(double v, int decimals) { return fixed(v, std::clamp(decimals, 0, 4)); }
 
 // One cell: two ramp characters, or two blanks painted with the colour; "??" for NaN.
-void cell(Line& line, float v, const PanelSet& set, ColorDepth color) {
-  const double t = scale_position(v, set);
+void cell(Line& line, float v, const PanelSet& set, const Panel& panel, std::size_t row, ColorDepth color) {
+  const double t = scale_position(v, set, panel, row);
   if (std::isnan(t)) {
     line.add("??");
     return;
@@ -119,12 +119,14 @@ void cell(Line& line, float v, const PanelSet& set, ColorDepth color) {
 
 // The lines of one panel, each exactly `l.width` wide (padded), so panels can sit side by side.
 std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layout& l, ColorDepth color,
-                             bool titled) {
+                             bool titled, const std::string& name) {
   std::vector<Line> lines;
   const std::size_t x0 = grid_left(l);
   if (titled) {
     Line title;
-    title.add(fit_label(index_str(panel.index), l.width));
+    // The mean of the heads says so on each panel: "attn_weights[0], mean of 4 heads".
+    title.add(fit_label(set.head_mean ? name + index_str(panel.index) + ", " + set.note : index_str(panel.index),
+                        l.width));
     lines.push_back(title);
   }
   // The staircase: column j's label starts above column j, with ':' leading down from the labels
@@ -149,7 +151,7 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
     line.add(label + " |");
     for (std::size_t c : l.cols) {
       if (r == kLeftOut || c == kLeftOut) line.add(std::string(kCell, '~'));
-      else cell(line, panel.values[r * set.cols + c], set, color);
+      else cell(line, panel.values[r * set.cols + c], set, panel, r, color);
     }
     line.add("|");
     lines.push_back(line);
@@ -164,10 +166,14 @@ std::string trim_right(std::string s) {
 }
 
 std::string legend(const PanelSet& set, const Layout& l, std::size_t width, const HeatmapOptions& opts) {
-  const std::string lo = number(set.lo, opts.decimals), hi = number(set.hi, opts.decimals);
+  const bool row = set.per_row;
+  const std::string lo = row ? "row min" : number(set.lo, opts.decimals),
+                    hi = row ? "row max" : number(set.hi, opts.decimals);
   std::string out, notes;
   if (opts.color == ColorDepth::none) {
-    notes = "scale: blank is exactly " + lo + "; " + std::string(kRamp + 1) + " climb in 9 equal steps to " + hi;
+    notes = row ? "scale: each row from its own min (blank) to its own max (@); " + std::string(kRamp + 1) +
+                      " climb in 9 equal steps"
+                : "scale: blank is exactly " + lo + "; " + std::string(kRamp + 1) + " climb in 9 equal steps to " + hi;
   } else {
     // The bar shows the colours a cell can take: in 256 colours every step of the palette's ramp
     // once (each an equal band of the scale), in true colour ten samples of the continuous map.
@@ -183,10 +189,12 @@ std::string legend(const PanelSet& set, const Layout& l, std::size_t width, cons
     if (steps) bar.add(" (" + std::to_string(swatches) + " equal steps)");
     if (bar.width <= width) out += bar.text + "\n";
     else notes = "scale: dark purple is " + lo + ", yellow is " + hi;  // a very narrow terminal
+    if (row) notes = "scale: each row from its own min (dark) to its own max (bright)";
   }
   const bool left_out = l.rows.size() != set.rows || l.cols.size() != set.cols;
   if (!notes.empty()) out += wrap(notes, width, "", "  ");
   // One line (or more, wrapped) per further mark, so each reads on its own.
+  if (set.has_flat_row) out += wrap("a row with one value throughout is drawn mid-scale", width, "", "  ");
   if (set.has_nan) out += wrap("?? is nan: a row with nothing to attend to (0/0)", width, "", "  ");
   if (left_out)
     out += wrap("~ stands for rows or columns left out (" + std::to_string(set.rows) + " x " +
@@ -198,21 +206,25 @@ std::string legend(const PanelSet& set, const Layout& l, std::size_t width, cons
 }  // namespace
 
 std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
-  const PanelSet set = panels_of(t);
+  const PanelSet set = panels_of(t, opts.view);
   if (set.panels.empty() || set.rows == 0 || set.cols == 0) return "";
   const std::size_t width = std::max(opts.width, kMinHeatmapWidth);
   const std::size_t leading = t.shape.size() >= 2 ? t.shape.size() - 2 : 0;
   const bool many = set.panels.size() > 1 || leading > 0;
+  const bool mean = set.head_mean;
 
-  std::string out = many ? wrap("heatmaps of " + t.name + " " + shape_str(t.shape) + ", one per " +
-                                    index_names(leading) + " (rows attend to columns)",
+  std::string out = many ? wrap("heatmaps of " + t.name + " " + shape_str(t.shape) +
+                                    (set.note.empty() ? "" : ", " + set.note) + ", one per " +
+                                    index_names(leading - (mean ? 1 : 0)) + " (rows attend to columns)",
                                 width, "", "  ")
                          : wrap("heatmap of " + t.name + " (rows attend to columns)", width, "", "  ");
   Layout l = layout_for(set, width, opts);
   if (!l.fits) return out + wrap("(too narrow to draw: the grid needs more columns)", width, "", "");
   if (many) {
     // Panel titles such as "[12, 3]" must fit too.
-    for (const Panel& p : set.panels) l.width = std::max(l.width, std::min(width, display_width(index_str(p.index))));
+    for (const Panel& p : set.panels)
+      l.width = std::max(l.width, std::min(width, display_width(mean ? t.name + index_str(p.index) + ", " + set.note
+                                                                    : index_str(p.index))));
   }
 
   const std::size_t per_band = std::max<std::size_t>(1, (width + kPanelGap) / (l.width + kPanelGap));
@@ -220,7 +232,7 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
     if (first > 0) out += "\n";
     const std::size_t last = std::min(set.panels.size(), first + per_band);
     std::vector<std::vector<Line>> band;
-    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many));
+    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name));
     for (std::size_t i = 0; i < band.front().size(); ++i) {
       std::string line;
       for (std::size_t p = 0; p < band.size(); ++p) line += (p ? std::string(kPanelGap, ' ') : "") + band[p][i].text;

@@ -10,6 +10,8 @@
 //    starts | ##++++|
 //   scale: blank is exactly 0.0000; .:-=+*#%@ climb in 9 equal steps to 1.0000
 //
+// --heatmap-scale row stretches each row from its own min to its own max (the legend then says
+// so instead of naming numbers); --head mean|N draws the heads' mean or one head (panels.hpp).
 // With colour the cells are painted with viridis (24-bit or 256 colours); without it the
 // characters above carry the picture, so a pipe or a log stays readable. Panels of a multi-head
 // tensor sit side by side when the width allows and wrap below otherwise. No line is longer than
@@ -19,6 +21,7 @@
 #include <string>
 
 #include "report/colormap.hpp"
+#include "report/panels.hpp"
 #include "report/stage.hpp"
 
 namespace attn::report {
@@ -29,6 +32,7 @@ struct HeatmapOptions {
   int decimals = 4;                      // the scale's numbers (at most 4 are used)
   std::size_t max_rows = 32;             // more rows: the first and last 16
   std::size_t max_cols = 32;             // more columns: as many as fit, at most this many
+  PanelView view;                        // --heatmap-scale and --head (panels.hpp)
 };
 
 inline constexpr std::size_t kMinHeatmapWidth = 32;

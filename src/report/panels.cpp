@@ -17,7 +17,9 @@ Labels labels_or_indices(const Labels& given, std::size_t n) {
 
 }  // namespace
 
-PanelSet panels_of(const TensorItem& t) {
+std::size_t head_count(const Shape& shape) { return shape.size() == 4 ? shape[1] : 0; }
+
+PanelSet panels_of(const TensorItem& t, const PanelView& view) {
   PanelSet set;
   const std::size_t rank = t.shape.size();
   if (rank == 0 || t.values.empty()) return set;
@@ -26,32 +28,88 @@ PanelSet panels_of(const TensorItem& t) {
   const std::size_t lead = rank >= 2 ? rank - 2 : 0;
   const std::size_t per_panel = set.rows * set.cols;
   const std::size_t count = per_panel == 0 ? 0 : t.values.size() / per_panel;
-  for (std::size_t p = 0; p < count; ++p) {
-    Panel panel;
-    panel.values = t.values.data() + p * per_panel;
-    panel.index.assign(lead, 0);
-    for (std::size_t rest = p, a = lead; a-- > 0;) {  // the last leading axis varies fastest
-      panel.index[a] = rest % t.shape[a];
-      rest /= t.shape[a];
+  const std::size_t heads = head_count(t.shape);
+  if (view.heads == PanelView::Heads::mean && heads > 0) {
+    // (B, h, T, S) -> (B, T, S): each batch entry's heads averaged, summed in double.
+    const std::size_t batch = t.shape[0];
+    auto mean = std::make_shared<std::vector<float>>(batch * per_panel, 0.0f);  // (B, T, S)
+    for (std::size_t b = 0; b < batch; ++b)
+      for (std::size_t i = 0; i < per_panel; ++i) {
+        double sum = 0.0;
+        for (std::size_t h = 0; h < heads; ++h) sum += t.values[(b * heads + h) * per_panel + i];
+        (*mean)[b * per_panel + i] = static_cast<float>(sum / static_cast<double>(heads));
+      }
+    set.owned = mean;
+    for (std::size_t b = 0; b < batch; ++b) {
+      Panel panel;
+      panel.values = mean->data() + b * per_panel;
+      panel.index = {b};
+      set.panels.push_back(std::move(panel));
     }
-    set.panels.push_back(std::move(panel));
+    set.head_mean = true;
+    set.note = "mean of " + std::to_string(heads) + " heads";
+  } else {
+    for (std::size_t p = 0; p < count; ++p) {
+      Panel panel;
+      panel.values = t.values.data() + p * per_panel;
+      panel.index.assign(lead, 0);
+      for (std::size_t rest = p, a = lead; a-- > 0;) {  // the last leading axis varies fastest
+        panel.index[a] = rest % t.shape[a];
+        rest /= t.shape[a];
+      }
+      if (view.heads == PanelView::Heads::one && heads > 0 && panel.index[1] != view.head) continue;
+      set.panels.push_back(std::move(panel));
+    }
+    if (view.heads == PanelView::Heads::one && heads > 0)
+      set.note = "head " + std::to_string(view.head) + " of " + std::to_string(heads);
   }
   // A vector's labels name its entries: they belong to the columns.
   set.row_labels = labels_or_indices(rank >= 2 ? t.row_labels : Labels{}, set.rows);
   set.col_labels = labels_or_indices(rank >= 2 ? t.col_labels : (t.col_labels.empty() ? t.row_labels : t.col_labels),
                                      set.cols);
 
+  // The shared scale covers the panels drawn (one head, or the mean, when the view picks those).
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (float v : t.values) {
-    if (std::isnan(v)) set.has_nan = true;
-    if (!std::isfinite(v)) continue;
-    lo = std::fmin(lo, v);
-    hi = std::fmax(hi, v);
-  }
+  for (const Panel& panel : set.panels)
+    for (std::size_t i = 0; i < per_panel; ++i) {
+      const float v = panel.values[i];
+      if (std::isnan(v)) set.has_nan = true;
+      if (!std::isfinite(v)) continue;
+      lo = std::fmin(lo, v);
+      hi = std::fmax(hi, v);
+    }
   if (!(lo <= hi)) lo = 0.0, hi = 1.0;  // nothing finite at all
   set.lo = std::fmin(lo, 0.0);
   set.hi = hi > set.lo ? hi : set.lo + 1.0;  // all zero: any span will do, everything is at the bottom
+
+  if (view.scale == HeatmapScale::row) {
+    set.per_row = true;
+    for (Panel& panel : set.panels)
+      for (std::size_t r = 0; r < set.rows; ++r) {
+        double rlo = std::numeric_limits<double>::infinity(), rhi = -rlo;
+        for (std::size_t c = 0; c < set.cols; ++c) {
+          const double v = panel.values[r * set.cols + c];
+          if (!std::isfinite(v)) continue;
+          rlo = std::fmin(rlo, v);
+          rhi = std::fmax(rhi, v);
+        }
+        if (!(rlo <= rhi)) rlo = rhi = 0.0;  // nothing finite: the row is all NaN, drawn as such
+        else if (rlo == rhi) set.has_flat_row = true;
+        panel.row_lo.push_back(rlo);
+        panel.row_hi.push_back(rhi);
+      }
+  }
   return set;
+}
+
+double scale_position(double v, const PanelSet& set, const Panel& panel, std::size_t row) {
+  if (!set.per_row || row >= panel.row_lo.size()) return scale_position(v, set);
+  if (std::isnan(v)) return v;
+  if (std::isinf(v)) return v > 0 ? 1.0 : 0.0;
+  const double lo = panel.row_lo[row], hi = panel.row_hi[row];
+  if (!(hi > lo)) return 0.5;  // one value throughout: no min or max to tell apart, so mid-scale
+  const double t = (v - lo) / (hi - lo);
+  return t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
 }
 
 double scale_position(double v, const PanelSet& set) {

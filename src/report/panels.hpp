@@ -4,8 +4,13 @@
 // All panels of one tensor share one colour scale. It runs from 0 (or the smallest value, if a
 // value is negative) to the largest finite value, so heads can be compared by eye, an exact 0 is
 // always the darkest colour, and the top colour means "the largest weight in this tensor".
+// Two view options change that (--heatmap-scale and --head, docs/pictures.md): a per-row scale
+// stretches each row from its own min to its own max, so the small differences of flat
+// (untrained) weights show; and a (B, h, T, S) tensor can be drawn as one head or as the mean of
+// its heads, one panel per batch entry.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,9 +18,22 @@
 
 namespace attn::report {
 
+// How the panels of a tensor are made and coloured.
+enum class HeatmapScale { global, row };  // global: one scale for the tensor; row: each row its own
+struct PanelView {
+  HeatmapScale scale = HeatmapScale::global;
+  enum class Heads { all, mean, one } heads = Heads::all;
+  std::size_t head = 0;  // with Heads::one
+};
+
+// The head axis: a tensor of rank 4 is (B, h, T, S), as index_names() calls its leading axes.
+// Returns h, or 0 when `shape` has no head axis.
+std::size_t head_count(const Shape& shape);
+
 struct Panel {
   std::vector<std::size_t> index;  // the leading indices: {} for (T, S), {b} for (B, T, T), {b, h}
   const float* values = nullptr;   // rows * cols values, row-major
+  std::vector<double> row_lo, row_hi;  // with HeatmapScale::row: each row's finite min and max
 };
 
 struct PanelSet {
@@ -24,13 +42,25 @@ struct PanelSet {
   Labels row_labels, col_labels;  // cleaned labels; indices "0", "1", ... when the tensor has none
   double lo = 0.0, hi = 1.0;      // the shared scale
   bool has_nan = false;           // a fully masked row gives NaN weights (0/0)
+  bool per_row = false;           // HeatmapScale::row: Panel::row_lo/row_hi are the scale
+  bool has_flat_row = false;      // per_row, and some row has one value throughout (drawn mid-scale)
+  bool head_mean = false;         // the panels are {b}: each batch entry's heads averaged
+  std::string note;               // what the view did to the tensor: "mean of 4 heads", "head 2 of 4", ""
+  // The panels' values when the view computed them (the mean), shared so that a copy of the set
+  // still points at live values.
+  std::shared_ptr<const std::vector<float>> owned;
 };
 
 // Views `t` (which must outlive the result). A vector (n,) is one row; a 0-d tensor has no panel.
-PanelSet panels_of(const TensorItem& t);
+// Heads::mean and Heads::one apply only to a tensor with a head axis (others are drawn whole);
+// Heads::mean gives one panel {b} per batch entry, the average over the heads; Heads::one keeps
+// the panels [b, head] (a head past the last gives no panel).
+PanelSet panels_of(const TensorItem& t, const PanelView& view = {});
 
-// Where `v` sits on the scale, in [0, 1]; +inf is 1, -inf is 0, NaN stays NaN.
+// Where `v` sits on the shared scale, in [0, 1]; +inf is 1, -inf is 0, NaN stays NaN.
 double scale_position(double v, const PanelSet& set);
+// Where `v`, in row `row` of `panel`, sits on the scale in use (per row or shared).
+double scale_position(double v, const PanelSet& set, const Panel& panel, std::size_t row);
 
 // "[0, 1]": the panel's index in PyTorch's notation ("" for a lone matrix).
 std::string index_str(const std::vector<std::size_t>& index);

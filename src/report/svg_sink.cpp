@@ -75,8 +75,8 @@ std::string tick(double v, double span) { return fixed(v, span >= 0.5 ? 2 : span
 // average about 0.6 em per character.
 double text_width(const std::string& s, double font) { return 0.6 * font * static_cast<double>(display_width(s)); }
 
-std::string panel_caption(const std::vector<std::size_t>& index) {
-  if (index.size() == 1) return "batch " + std::to_string(index[0]);
+std::string panel_caption(const std::vector<std::size_t>& index, const PanelSet& set) {
+  if (index.size() == 1) return "batch " + std::to_string(index[0]) + (set.head_mean ? ", " + set.note : "");
   if (index.size() == 2) return "batch " + std::to_string(index[0]) + ", head " + std::to_string(index[1]);
   return index_str(index);
 }
@@ -165,14 +165,14 @@ std::optional<PanelSelection> parse_panel_selection(const std::string& text) {
 }
 
 std::string svg_unmatched_pick(const Report& report, const PanelSelection& selection, std::size_t& count,
-                               std::string& available) {
+                               std::string& available, const PanelView& view) {
   count = 0;
   std::vector<bool> used(selection.picks.size(), false);
   std::size_t batches = 0, heads = 0;  // the largest counts seen, for the message
   for (const Stage& s : report.stages())
     for (const Item& item : s.items)
       if (const auto* t = std::get_if<TensorItem>(&item); t && t->attention)
-        for (const Panel& p : panels_of(*t).panels) {
+        for (const Panel& p : panels_of(*t, view).panels) {
           if (p.index.size() >= 1) batches = std::max(batches, p.index[0] + 1);
           if (p.index.size() >= 2) heads = std::max(heads, p.index[1] + 1);
           if (!selection.selects(p.index)) continue;
@@ -210,6 +210,12 @@ std::string svg_file_name(const std::string& lesson, std::size_t stage, std::siz
 std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t,
                         const PanelSet& set, const Panel& panel) {
   const std::size_t R = set.rows, C = set.cols;
+  // With --heatmap-scale row the colour bar has no numbers: each row has its own ends.
+  const std::string row_scale_words = "each row from its own min (dark) to its own max (bright)";
+  auto bar_label = [&](int k, double lo, double span) -> std::string {
+    if (!set.per_row) return tick(lo + span * k / 4.0, span);
+    return k == 0 ? "row min" : k == 4 ? "row max" : "";
+  };
   const double label_font = 12.0;
   // Cells as large as reads well: 48 px for a handful of tokens, smaller for long sentences.
   const double cell = std::clamp(std::floor(560.0 / static_cast<double>(std::max(R, C))), 12.0, 48.0);
@@ -221,13 +227,14 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
   for (const auto& l : set.row_labels) row_label_w = std::max(row_label_w, text_width(l, tick_font));
   for (const auto& l : set.col_labels) col_label_w = std::max(col_label_w, text_width(l, tick_font));
 
-  const std::string title = t.name + index_str(panel.index) + (panel.index.empty() ? "" : ": " + panel_caption(panel.index));
+  const std::string title = t.name + index_str(panel.index) + (panel.index.empty() ? "" : ": " + panel_caption(panel.index, set));
   const std::string subtitle = "attn lesson " + h.lesson + ", stage " + std::to_string(s.index) + "/" +
                                std::to_string(total_stages) + ": " + s.title;
   const std::string axes = "rows attend to columns; shape " + std::to_string(R) + " x " + std::to_string(C) +
-                           (set.panels.size() > 1 ? "; one colour scale for all " + std::to_string(set.panels.size()) +
+                           (set.per_row ? "; " + row_scale_words
+                            : set.panels.size() > 1 ? "; one colour scale for all " + std::to_string(set.panels.size()) +
                                                         " matrices of " + t.name + " " + shape_str(t.shape)
-                                                  : "");
+                                                    : "");
 
   const double margin = 16.0;
   const double left = margin + row_label_w + 10.0;
@@ -236,7 +243,7 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
   const double bar_x = left + grid_w + 24.0, bar_w = 14.0, bar_h = std::max(grid_h, 120.0);
   const double span = set.hi - set.lo;
   double tick_w = 0.0;
-  for (int k = 0; k <= 4; ++k) tick_w = std::max(tick_w, text_width(tick(set.lo + span * k / 4.0, span), label_font));
+  for (int k = 0; k <= 4; ++k) tick_w = std::max(tick_w, text_width(bar_label(k, set.lo, span), label_font));
   double width = bar_x + bar_w + 8.0 + tick_w + margin;
   width = std::max({width, margin * 2 + text_width(title, 15.0), margin * 2 + text_width(subtitle, 12.0),
                     margin * 2 + text_width(axes, 11.0)});
@@ -276,7 +283,7 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
       const float v = panel.values[r * C + c];
       const double x = left + cell * static_cast<double>(c), y = top + cell * static_cast<double>(r);
       const bool nan = std::isnan(v);  // an exact 0 (masked) prints as "0", a small weight as "0.00"
-      const Rgb fill = nan ? Rgb{224, 224, 224} : viridis(scale_position(v, set));
+      const Rgb fill = nan ? Rgb{224, 224, 224} : viridis(scale_position(v, set, panel, r));
       const std::string value = nan ? "nan" : fixed(v, 4);
       o += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(cell) + "\" height=\"" + num(cell) +
            "\" fill=\"" + hex(fill) + "\"><title>" + xml(set.row_labels[r] + " -> " + set.col_labels[c] + ": " + value) +
@@ -297,13 +304,15 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
     o += "<stop offset=\"" + fixed(k / 32.0, 4) + "\" stop-color=\"" + hex(viridis(k / 32.0)) + "\"/>\n";
   o += "</linearGradient></defs>\n";
   o += "<rect x=\"" + num(bar_x) + "\" y=\"" + num(top) + "\" width=\"" + num(bar_w) + "\" height=\"" + num(bar_h) +
-       "\" fill=\"url(#scale)\" stroke=\"#444\" stroke-width=\"1\"/>\n";
+       "\" fill=\"url(#scale)\" stroke=\"#444\" stroke-width=\"1\"" +
+       (set.per_row ? "><title>scale: " + row_scale_words + "</title></rect>\n" : "/>\n");
   o += "<g font-size=\"" + num(label_font) + "\" fill=\"#111\">\n";
   for (int k = 0; k <= 4; ++k) {
+    if (bar_label(k, set.lo, span).empty()) continue;
     const double y = top + bar_h * (1.0 - k / 4.0);
     o += "<line x1=\"" + num(bar_x + bar_w) + "\" y1=\"" + num(y) + "\" x2=\"" + num(bar_x + bar_w + 4) + "\" y2=\"" +
          num(y) + "\" stroke=\"#444\"/>\n";
-    o += "<text x=\"" + num(bar_x + bar_w + 7) + "\" y=\"" + num(y) + "\" dy=\"0.35em\">" + tick(set.lo + span * k / 4.0, span) +
+    o += "<text x=\"" + num(bar_x + bar_w + 7) + "\" y=\"" + num(y) + "\" dy=\"0.35em\">" + bar_label(k, set.lo, span) +
          "</text>\n";
   }
   o += "</g>\n";
@@ -459,9 +468,11 @@ void SvgSink::stage(const Stage& s, std::size_t total) {
       continue;
     }
     if (!t->attention) continue;
-    const PanelSet set = panels_of(*t);
+    const PanelSet set = panels_of(*t, view_);
+    // The mean of the heads is named apart from the heads: ...-attn_weights-mean-b0.svg.
+    const std::string name = set.head_mean ? t->name + "-mean" : t->name;
     for (const Panel& p : set.panels)
-      if (selection_.selects(p.index)) write(t->name, p.index, svg_picture(header_, s, total, *t, set, p));
+      if (selection_.selects(p.index)) write(name, p.index, svg_picture(header_, s, total, *t, set, p));
   }
 }
 

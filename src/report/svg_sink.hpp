@@ -4,6 +4,7 @@
 //
 // One file per matrix, per (batch, head) for a multi-head tensor, named
 //   <lesson>-stage<NN>-<tensor>[-b<i>][-h<j>].svg     e.g. heads-stage09-attn_weights-b0-h1.svg
+// (with --head mean, one per batch entry: heads-stage09-attn_weights-mean-b0.svg)
 // NN is the stage number, zero-padded to two digits (more when a lesson has 100 stages or more);
 // the tensor name keeps letters, digits, '_' and '-' (anything else becomes '_'). The names depend
 // only on the lesson and its options, so re-running a command replaces the same files.
@@ -45,8 +46,9 @@ std::optional<PanelSelection> parse_panel_selection(const std::string& text);
 // The first pick of `selection` that matches no panel of `report` ("b5"), with `available` set
 // to what there is ("b0..b1, h0..h3"), or "" when every pick draws something. `count` gets the
 // number of files --svg would write.
+// `view` (--head) decides which panels there are.
 std::string svg_unmatched_pick(const Report& report, const PanelSelection& selection, std::size_t& count,
-                               std::string& available);
+                               std::string& available, const PanelView& view = {});
 
 // Why `dir` cannot take the pictures, or "" when it can: an existing directory attn may write
 // in, or a path whose nearest existing ancestor is one (the missing directories are created).
@@ -76,8 +78,8 @@ std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages,
 // under a temporary name in `dir` and renamed, so a reader never sees half a picture.
 class SvgSink : public Sink {
  public:
-  explicit SvgSink(std::string dir, PanelSelection selection = {})
-      : dir_(std::move(dir)), selection_(std::move(selection)) {}
+  explicit SvgSink(std::string dir, PanelSelection selection = {}, PanelView view = {})
+      : dir_(std::move(dir)), selection_(std::move(selection)), view_(view) {}
   void begin(const Header& header, std::size_t total_stages) override;
   void stage(const Stage& stage, std::size_t total_stages) override;
   void end() override {}
@@ -86,6 +88,7 @@ class SvgSink : public Sink {
  private:
   std::string dir_;
   PanelSelection selection_;
+  PanelView view_;  // --heatmap-scale and --head
   Header header_;
   std::vector<std::string> written_;
 };

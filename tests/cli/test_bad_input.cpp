@@ -136,7 +136,12 @@ TEST_CASE("bad input: options") {
       {{"lesson", "casual"}, {"unknown lesson 'casual'", "causal"}},
       {{"lesson", "casual", "--help"}, {"unknown lesson 'casual'", "causal"}},
       {{"lesson", "causal", "--seeed", "1"}, {"--seeed", "did you mean '--seed'"}},
-      {{"lesson", "causal", "--head", "2"}, {"--head", "--heads", "does not take", "attn lesson causal --help"}},
+      {{"lesson", "causal", "--kv-head", "2"}, {"--kv-head", "--kv-heads", "does not take", "attn lesson causal --help"}},
+      // --head picks pictures of (B, h, T, S) weights; causal has none.
+      {{"lesson", "causal", "--head", "2"}, {"--head", "no head axis"}},
+      {{"lesson", "heads", "--head", "2"}, {"--head 2 is past the last head", "mean or 0..1"}},
+      {{"lesson", "heads", "--head", "-1"}, {"--head", "'-1'"}},
+      {{"lesson", "causal", "--heatmap-scale", "log"}, {"--heatmap-scale", "global or row", "'log'"}},
       // The articles' names: refused with the reason where the lesson has no such size.
       {{"lesson", "causal", "--num-heads", "2"}, {"--num-heads", "a lesson with heads"}},
       {{"lesson", "heads", "--d-k", "2"}, {"--d-k", "--d-out and --heads"}},

@@ -504,9 +504,9 @@ TEST_CASE("an unknown option: the nearest known one, or why attn lacks it") {
       {{"lesson", "heads", "--frobnicate"}, "attn: error: unknown option '--frobnicate' (see attn lesson heads --help)\n"},
       // The nearest among the lesson's own options, not among every lesson's: causal has no --heads.
       {{"lesson", "causal", "--seq_len", "4"}, "attn: error: unknown option '--seq_len' (did you mean '--seq-len'?)\n"},
-      {{"lesson", "causal", "--head", "2"},
-       "attn: error: unknown option '--head' (nearest: --heads, which this lesson does not take; see attn lesson "
-       "causal --help)\n"},
+      {{"lesson", "causal", "--kv-head", "2"},
+       "attn: error: unknown option '--kv-head' (nearest: --kv-heads, which this lesson does not take; see attn "
+       "lesson causal --help)\n"},
       {{"lesson", "rope", "--theat", "3"}, "attn: error: unknown option '--theat' (did you mean '--theta'?)\n"},
       // An unknown lesson is named first, whatever follows it.
       {{"lesson", "casual", "--seeed", "1"}, "attn: error: unknown lesson 'casual' (did you mean 'causal'?)\n"},

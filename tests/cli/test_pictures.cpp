@@ -484,3 +484,62 @@ TEST_CASE("docs/img holds exactly what its documented command makes") {
   }
   remove_tree(dir);
 }
+
+TEST_CASE("--heatmap-scale row: the legend under each heatmap says which scale is in use") {
+  const auto global = run({kAttn, "lesson", "causal"});
+  REQUIRE(global.status == 0);
+  CHECK(global.out.find("scale: blank is exactly 0.0000") != std::string::npos);
+  CHECK(global.out.find("own min") == std::string::npos);
+  const auto row = run({kAttn, "lesson", "causal", "--heatmap-scale", "row"});
+  REQUIRE(row.status == 0);
+  CHECK(row.out.find("scale: each row from its own min (blank) to its own max (@)") != std::string::npos);
+  CHECK(row.out.find("scale: blank is exactly") == std::string::npos);
+  // Only the pictures change: the printed tensors are the same.
+  CHECK(row.out.substr(0, row.out.find("heatmap")) == global.out.substr(0, global.out.find("heatmap")));
+  const auto bad = run({kAttn, "lesson", "causal", "--heatmap-scale", "wide"});
+  CHECK(bad.status == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "attn: error: unknown --heatmap-scale (--heatmap-scale: global or row vs 'wide')\n");
+}
+
+TEST_CASE("--head mean and --head N in the terminal and in --svg, refused past the last head or without heads") {
+  const auto mean = run(with(kHeads, {"--head", "mean"}));
+  REQUIRE(mean.status == 0);
+  CHECK(mean.out.find("mean of 2 heads, one per [b]") != std::string::npos);
+  CHECK(mean.out.find("attn_weights[0], mean of 2 heads") != std::string::npos);
+  const auto one = run(with(kHeads, {"--head", "1"}));
+  REQUIRE(one.status == 0);
+  CHECK(one.out.find("head 1 of 2, one per [b, h]") != std::string::npos);
+  bool head0 = false;
+  for (const auto& line : heatmap_lines(one.out)) head0 = head0 || line.find("[0, 0]") != std::string::npos;
+  CHECK_FALSE(head0);
+
+  const std::string dir = "/tmp/attn-head-svg-" + std::to_string(getpid());
+  const auto svg = run(with(kHeads, {"--svg", dir, "--head", "mean", "--heatmap-scale", "row"}));
+  REQUIRE(svg.status == 0);
+  const auto files = svgs_in(dir);
+  REQUIRE(files.size() == 1);
+  const std::string name = *files.begin();
+  CHECK(name.find("-attn_weights-mean-b0.svg") != std::string::npos);
+  const std::string text = read_file(dir + "/" + name);
+  CHECK(attn::testing::check_xml(text).error == "");
+  CHECK(text.find("attn_weights[0]: batch 0, mean of 2 heads") != std::string::npos);
+  CHECK(text.find("<title>scale: each row from its own min (dark) to its own max (bright)</title>") != std::string::npos);
+  std::remove((dir + "/" + name).c_str());
+  rmdir(dir.c_str());
+
+  const auto past = run(with(kHeads, {"--head", "2"}));
+  CHECK(past.status == 2);
+  CHECK(past.out.empty());
+  CHECK(past.err.rfind("attn: error: --head 2 is past the last head of attn_weights (1, 2, ", 0) == 0);
+  CHECK(past.err.find("(--head: mean or 0..1 vs 2)\n") != std::string::npos);
+  const auto flat = run({kAttn, "lesson", "causal", "--head", "0"});
+  CHECK(flat.status == 2);
+  CHECK(flat.err ==
+        "attn: error: --head picks heads, but no attention weights of this run have a head axis (--head: a lesson "
+        "whose weights are (B, h, T, S), such as heads vs no head axis)\n");
+  const auto word = run(with(kHeads, {"--head", "first"}));
+  CHECK(word.status == 2);
+  CHECK(word.err == "attn: error: --head names one head or their mean (--head: mean or a head number (0, 1, ...) vs 'first')\n");
+  CHECK(count(word.err, "\n") == 1);
+}
