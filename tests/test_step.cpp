@@ -151,7 +151,7 @@ TEST_CASE("page footers: where in the stage, more / next / end, and a narrow for
   CHECK(page_footer(6, 14, 1, 18, 57, 30, false, false) == "6/14 1-18/57 \u00b7 n p q");
 }
 
-TEST_CASE("a tall stage is paged under its heading; next, back and redraw move by pages") {
+TEST_CASE("a tall stage is paged under its heading: next, back and redraw move by pages") {
   const Report r = tall_then_short();
   std::ostringstream out, render_out;
   TextSink sink(out, {}), render_sink(render_out, {});
@@ -173,7 +173,7 @@ TEST_CASE("a tall stage is paged under its heading; next, back and redraw move b
   CHECK(count_of(s, "    y = f(x)") == 8);
 }
 
-TEST_CASE("after a stage's last page comes the next stage; back from a first page is the previous stage") {
+TEST_CASE("after a stage's last page comes the next stage, and back from a first page is the previous stage") {
   const Report r = tall_then_short();
   std::ostringstream out, render_out;
   TextSink sink(out, {}), render_sink(render_out, {});

@@ -251,7 +251,7 @@ TEST_CASE("--step at 80x24 pages a tall stage under its heading, then goes on to
   CHECK(cooked(pty.settings()));
 }
 
-TEST_CASE("--step: Ctrl-Z stops attn with the terminal restored; after SIGCONT the page is drawn again") {
+TEST_CASE("--step: Ctrl-Z stops attn with the terminal restored, and after SIGCONT the page is drawn again") {
   PtyRun pty({kAttn, "lesson", "heads", "--step", "--stage", "3-4", "--color", "never"}, env(), PtyRun::JobControl{},
              80, 24);
   const std::size_t first = pty.wait_for("stage 3/14 " + kDot + " lines 1-");
