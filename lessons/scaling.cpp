@@ -27,6 +27,7 @@ namespace {
 constexpr std::size_t kWidths[] = {2, 8, 32, 128, 512};
 constexpr std::size_t kRows = 256;      // query rows per d_k in the softmax comparison
 constexpr std::size_t kTableRows = 16;  // rows of the side-by-side table before "..."
+constexpr std::size_t kMaxKeys = 4096;   // --seq-len's limit here (the work is kRows * T * five widths)
 
 // Row-wise dot products: (N, d) . (N, d) -> (N,)
 Vec row_dots(const Mat& q, const Mat& k) {
@@ -49,6 +50,13 @@ void lesson_scaling(const LessonOptions& opts, report::Report& out) {
   const std::size_t N = static_cast<std::size_t>(opts.integer("--samples"));
   check_size("q and k at d_k = 512", {N, 512}, /*shapes_only=*/true, "--samples");  // held, 3 rows printed
   const std::size_t T = size_option(opts.seq_len, 8, "--seq-len");
+  // Every key is scored by 256 query rows at five widths and every statistic reads all of them,
+  // so the work grows with T whatever is printed (--shapes-only too). 4096 keys take about half a
+  // second; 65536 took 7 to 11 s for tables that look the same.
+  if (T > kMaxKeys)
+    throw UsageError("--seq-len is out of range for scaling: each of " + std::to_string(kRows) +
+                         " query rows is scored against every key at five widths",
+                     "--seq-len", "1.." + std::to_string(kMaxKeys), std::to_string(T));
   check_size("scores", {kRows, T}, /*shapes_only=*/true, "--seq-len");  // held, never printed whole
   check_size("softmax(scores)", {T}, opts.shapes_only, "--seq-len");
   report::Labels keys_labels;

@@ -276,6 +276,7 @@ std::string limits_help() {
          "  any tensor: at most " + n(attn::kMaxValues) + " values held, " + n(attn::kMaxPrintedValues) +
          " printed (--shapes-only lifts the second)\n"
          "  --src, --tgt: at most " + n(attn::kMaxSentence) + " words; --hidden: 1.." + n(attn::kMaxHidden) + "\n"
+         "  scaling: --seq-len 1..4096 (each key is scored by 256 queries at five widths)\n"
          "  --input, --weights, --states: a file's shape (an .npy header, a text file's rows so far) meets\n"
          "    these limits before its data is read; text files at most " + n(attn::kTextMaxBytes >> 20) + " MiB\n"
          "  printing: a tensor over 1000 values shows the first and last 3 of each axis, as PyTorch does\n"

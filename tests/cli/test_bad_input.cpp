@@ -172,6 +172,8 @@ TEST_CASE("bad input: sizes are refused before the work, naming the flag and the
   const std::vector<Case> cases = {
       {{"lesson", "causal", "--seq-len", "0"}, {"--seq-len", "1..65536"}},
       {{"lesson", "causal", "--seq-len", "65537"}, {"--seq-len", "1..65536"}},
+      {{"lesson", "scaling", "--seq-len", "65536"}, {"--seq-len", "out of range for scaling", "1..4096", "65536"}},
+      {{"lesson", "scaling", "--seq-len", "4097", "--shapes-only"}, {"--seq-len", "1..4096", "4097"}},
       {{"lesson", "causal", "--d-in", "99999999999999999999999"}, {"--d-in"}},
       {{"lesson", "heads", "--seq-len", "5000", "--batch", "64"}, {"too large to hold", "--seq-len", "33554432"}},
       // With --shapes-only nothing is computed at this size (test_shapes_only, test_cli_json); JSON
