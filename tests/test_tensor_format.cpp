@@ -9,6 +9,7 @@
 // does not have; their expected strings follow the rule stated in tensor_format.hpp.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -359,13 +360,84 @@ TEST_CASE("labels are dropped when the tensor is summarised") {
   CHECK(s.find('#') == std::string::npos);
 }
 
-TEST_CASE("labels are dropped when a row wraps over several lines") {
-  // A "# label" after a wrapped row would sit beside only part of it.
+// What attn adds to PyTorch's print: the column-label line above "tensor(" and a "  # ..." tail.
+// Removing them must give back PyTorch's print byte for byte.
+namespace {
+std::string strip_labels(const std::string& s) {
+  std::string out;
+  std::size_t pos = s.find("tensor(");
+  while (pos != std::string::npos && pos < s.size()) {
+    std::size_t end = s.find('\n', pos);
+    std::string line = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const std::size_t tail = line.find("  # ");
+    if (tail != std::string::npos) line.erase(tail);
+    out += line;
+    if (end == std::string::npos) break;
+    out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("labels: a wrapped row keeps its label on its first line, the numbers untouched") {
+  // The row's first line is the one holding its '['; the lines it wraps onto stay PyTorch's.
+  // Column labels go: a wrapped row's values no longer stand under them.
   TensorItem plain = item({2, 12}, {});
   for (int i = 0; i < 24; ++i) plain.values.push_back((static_cast<float>(i) - 12.0f) / 7.0f);
   TensorItem labelled = plain;
   labelled.row_labels = {"first", "second"};
-  CHECK(format_tensor(labelled) == format_tensor(plain));
+  labelled.col_labels = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
+  const std::string s = format_tensor(labelled);
+  CHECK(s == R"(tensor([[-1.7143, -1.5714, -1.4286, -1.2857, -1.1429, -1.0000, -0.8571, -0.7143,  # first
+         -0.5714, -0.4286, -0.2857, -0.1429],
+        [ 0.0000,  0.1429,  0.2857,  0.4286,  0.5714,  0.7143,  0.8571,  1.0000,  # second
+          1.1429,  1.2857,  1.4286,  1.5714]]))");
+  CHECK(strip_labels(s) == format_tensor(plain));
+}
+
+TEST_CASE("labels: wrapped rows of a 3-D tensor in scientific mode, one label per row") {
+  // The shape of `attn lesson scaling`'s stacked (2, 8) rows, batched: torch.stack of two (2, 8)
+  // blocks whose values span more than 1000x, so e-notation makes each row wrap once.
+  TensorItem plain = item({2, 2, 8}, {});
+  for (int i = 0; i < 32; ++i) plain.values.push_back(std::pow(10.0f, static_cast<float>(i % 8) - 4.0f) * (1.0f + static_cast<float>(i) / 32.0f));
+  TensorItem labelled = plain;
+  labelled.row_labels = {"q1", "q2"};
+  const std::string s = format_tensor(labelled);
+  const std::string body = format_tensor(plain);
+  CHECK(body.find("e+") != std::string::npos);        // scientific mode, as intended
+  CHECK(count(body, "\n") + 1 > 4 + 1);               // more lines than 4 rows and a blank one
+  CHECK(strip_labels(s) == body);                       // the numbers and brackets unchanged
+  CHECK(count(s, "  # q1") == 2);                       // one label per row, in each block
+  CHECK(count(s, "  # q2") == 2);
+  CHECK(count(s, "  # ") == 4);                         // on every row's start, nothing else
+  for (std::size_t p = s.find("  # "); p != std::string::npos; p = s.find("  # ", p + 1)) {
+    const std::size_t nl = s.rfind('\n', p);  // each label sits on a line holding a '['
+    const std::size_t line_start = nl == std::string::npos ? 0 : nl + 1;
+    CHECK(s.substr(line_start, p - line_start).find('[') != std::string::npos);
+  }
+}
+
+TEST_CASE("labels: a batch of different sentences labels each block's wrapped rows") {
+  // B * T labels: block b's rows take labels b*T ... b*T + T-1 (row_label_index).
+  TensorItem plain = item({2, 2, 12}, {});
+  for (int i = 0; i < 48; ++i) plain.values.push_back((static_cast<float>(i) - 24.0f) / 7.0f);
+  TensorItem labelled = plain;
+  labelled.row_labels = {"a0", "a1", "b0", "b1"};
+  const std::string s = format_tensor(labelled);
+  CHECK(strip_labels(s) == format_tensor(plain));
+  const std::size_t a0 = s.find("# a0"), a1 = s.find("# a1"), b0 = s.find("# b0"), b1 = s.find("# b1");
+  REQUIRE(b1 != std::string::npos);
+  CHECK(a0 < a1);
+  CHECK(a1 < b0);
+  CHECK(b0 < b1);
+  CHECK(count(s, "  # ") == 4);
 }
 
 TEST_CASE("labels: column labels that do not match the columns are dropped, row labels kept") {

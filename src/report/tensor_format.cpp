@@ -180,6 +180,9 @@ std::string add_labels(const std::string& body, const TensorItem& t, std::size_t
     }
     out += header + "\n";
   }
+  // A row starts on the line holding its '['; the lines a wide row wraps onto hold only numbers,
+  // and the blank lines between blocks of a 3-D or 4-D tensor hold nothing. So the label goes on
+  // each row's first line and every other line stays as PyTorch printed it.
   std::istringstream lines(body);
   std::string line;
   std::size_t row = 0;
@@ -188,7 +191,7 @@ std::string add_labels(const std::string& body, const TensorItem& t, std::size_t
     if (!first) out += "\n";
     first = false;
     out += line;
-    if (line.empty()) continue;  // the blank line between blocks of a 3-D or 4-D tensor
+    if (line.find('[') == std::string::npos) continue;
     if (!t.row_labels.empty()) out += "  # " + t.row_labels[row_label_index(t, row)];
     ++row;
   }
@@ -220,13 +223,15 @@ std::string format_tensor(const TensorItem& t, const PrintOptions& o) {
   const Printer p{t, o, f, summarize, strides};
   const std::string body = "tensor(" + p.str(0, 0, 7) + ")";
 
-  // Labels only where they line up: not summarised, and each row on a single line.
+  // Labels only where they name what they sit beside: never on a summarised tensor (its "..."
+  // rows have no token); row labels on the first line of each row, wrapped or not; column labels
+  // only when each row fits on one line, since a wrapped row's columns no longer stand under them.
   const std::size_t n = t.shape.back();
   const std::size_t indent = 7 + t.shape.size() - 1;
   const bool one_line_rows = (o.linewidth - indent) / (f.width() + 2) >= n;
   const bool rows_ok = !t.row_labels.empty() && t.shape.size() >= 2;
-  const bool cols_ok = !t.col_labels.empty() && t.col_labels.size() == n;
-  if (summarize || !one_line_rows || (!rows_ok && !cols_ok)) return body;
+  const bool cols_ok = one_line_rows && !t.col_labels.empty() && t.col_labels.size() == n;
+  if (summarize || (!rows_ok && !cols_ok)) return body;
   // Labels come from the learner (--tokens): a control character would reach the terminal.
   const auto cleaned = [](const Labels& labels) {
     Labels out;

@@ -20,9 +20,12 @@ struct PrintOptions {
   std::size_t linewidth = 80;
 };
 
-// "tensor([[0.4306, 1.4551], ...])". With labels: a header line naming the columns above their
-// values (when every label fits its column) and "# label" after each row, when every row fits on
-// one line. Python still reads the result: the header is a separate line, the labels comments.
+// "tensor([[0.4306, 1.4551], ...])". With labels (never on a summarised tensor): "  # label" at
+// the end of each row's first line, the one holding its '[' (a row wrapped past 80 columns keeps
+// its label there), and a header line naming the columns above their values when every row fits
+// on one line and every label fits its column. Only those two are added: delete the header and
+// each "  # ..." tail and what is left is PyTorch's print byte for byte. Python still reads the
+// result from "tensor(" on: the labels are comments.
 std::string format_tensor(const TensorItem& t, const PrintOptions& opts = {});
 
 }  // namespace attn::report
