@@ -28,6 +28,7 @@
 #include "report/manifest.hpp"
 #include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
+#include "report/zip_store.hpp"
 
 namespace {
 
@@ -283,7 +284,9 @@ std::string limits_help() {
          "  --format json: a tensor over " + n(attn::report::kJsonInlineValues) +
          " values gets a summary instead of its values; --full-json writes all\n"
          "  --svg: at most " + n(attn::report::kMaxSvgFiles) + " pictures per run (pick with --svg-panels), each at most " +
-         n(attn::report::kMaxSvgSide) + " x " + n(attn::report::kMaxSvgSide) + "\n";
+         n(attn::report::kMaxSvgSide) + " x " + n(attn::report::kMaxSvgSide) + "\n"
+         "  --npz: at most " + n(attn::report::kZip32MaxBytes) + " bytes (zip32's 4 GiB) and " +
+         n(attn::report::kZip32MaxMembers) + " members, counted from the shapes before writing\n";
 }
 
 // Every command and its options, as CLI11 holds them, for the completion script.
@@ -356,6 +359,8 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   output.shapes_only = opts.shapes_only;
   output.dump = cmd.get_option("--dump")->count() > 0;
   output.dump_dir = raw.value("--dump");
+  output.npz = cmd.get_option("--npz")->count() > 0;
+  output.npz_path = raw.value("--npz");
   if (cmd.get_option("--format")->count()) output.format = raw.value("--format");
   output.command = command_line;
   output.step = raw.on("--step");

@@ -8,6 +8,7 @@
 #include "lesson_kit/options.hpp"
 #include "report/dump_sink.hpp"
 #include "report/manifest.hpp"
+#include "report/npz_sink.hpp"
 #include "report/stage_select.hpp"
 #include "report/text_sink.hpp"
 
@@ -15,18 +16,23 @@ namespace attn::cli {
 
 namespace {
 
-// True when the two directories are one, or one holds the other ("out" and "out/svg").
-bool same_or_inside(const std::string& a, const std::string& b) {
+// A path as one spelling, ending in '/': "out", "./out/" and "x/../out" agree.
+std::string normal_dir(const std::string& dir) {
   namespace fs = std::filesystem;
-  auto normal = [](const std::string& dir) {
-    std::error_code ec;
-    std::string p = fs::weakly_canonical(fs::absolute(dir, ec), ec).lexically_normal().string();
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
-    return p + "/";
-  };
-  const std::string pa = normal(a), pb = normal(b);
-  return pa.compare(0, pb.size(), pb) == 0 || pb.compare(0, pa.size(), pa) == 0;
+  std::error_code ec;
+  std::string p = fs::weakly_canonical(fs::absolute(dir, ec), ec).lexically_normal().string();
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p + "/";
 }
+
+// True when `inner` is `outer` or lies inside it ("out/svg" in "out").
+bool same_or_under(const std::string& inner, const std::string& outer) {
+  const std::string pi = normal_dir(inner), po = normal_dir(outer);
+  return pi.compare(0, po.size(), po) == 0;
+}
+
+// True when the two directories are one, or one holds the other ("out" and "out/svg").
+bool same_or_inside(const std::string& a, const std::string& b) { return same_or_under(a, b) || same_or_under(b, a); }
 
 // --stage's picks, or UsageError in the one-line form.
 report::StageSelection stage_selection(const OutputOptions& options) {
@@ -62,6 +68,27 @@ void check_output(const OutputOptions& options) {
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
     }
   }
+  if (options.npz && options.npz_path.empty())
+    throw UsageError("--npz needs a file name", "--npz", "a file name such as out/causal.npz", "an empty path");
+  // The archive inside the dump's directory would be swapped out with the old dump, or make the
+  // directory no longer a dump attn wrote; one path for both would be a file and a directory.
+  if (options.npz && options.dump && !options.npz_path.empty() && !options.dump_dir.empty() &&
+      same_or_inside(options.npz_path, options.dump_dir))
+    throw UsageError("--npz and --dump would write to the same place", "--npz",
+                     "a file outside --dump " + options.dump_dir, options.npz_path);
+  // --svg DIR at or under the archive's path: one of them would have to be a file and a directory.
+  // (The archive inside the --svg directory is fine: the pictures only ever add their own files.)
+  if (options.npz && options.svg && !options.npz_path.empty() && !options.svg_dir.empty() &&
+      same_or_under(options.svg_dir, options.npz_path))
+    throw UsageError("--npz and --svg would write to the same place", "--npz", "a file apart from --svg " + options.svg_dir,
+                     options.npz_path);
+  if (options.npz) {
+    try {
+      report::check_npz_target(options.npz_path);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
+    }
+  }
   if (options.full_json && options.format != "json")
     throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
   if (options.stage) stage_selection(options);  // the syntax now; the numbers once the lesson ran
@@ -74,8 +101,10 @@ void check_output(const OutputOptions& options) {
 
 void render(const report::Report& report, const OutputOptions& options) {
   // What the finished report can still refuse (a picture too large, too many pictures) is
-  // checked before anything is written; then the dump is staged, the pictures written and the
-  // dump moved into place, so a run that fails part-way leaves neither behind.
+  // checked before anything is written; then the dump and the archive are staged, the pictures
+  // written and the dump and archive moved into place, so a run that fails part-way leaves none
+  // of them behind. (The archive's rename comes last: a rename beside a checked, writable
+  // target is the step least likely to fail, so it is the one a failure can follow least.)
   check_pictures_of(report, options);
   std::optional<report::StagedDump> dump;
   if (options.dump) {
@@ -85,6 +114,14 @@ void render(const report::Report& report, const OutputOptions& options) {
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
     }
   }
+  std::optional<report::StagedNpz> npz;
+  if (options.npz) {
+    try {
+      npz.emplace(report, options.command, options.npz_path);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
+    }
+  }
   const std::vector<std::string> pictures = write_pictures(report, options);
   if (dump) {
     try {
@@ -92,6 +129,14 @@ void render(const report::Report& report, const OutputOptions& options) {
     } catch (const std::exception& e) {
       remove_pictures(options, pictures);
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
+    }
+  }
+  if (npz) {
+    try {
+      npz->commit();
+    } catch (const std::exception& e) {
+      remove_pictures(options, pictures);
+      throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
     }
   }
   if (options.format == "json") {

@@ -13,6 +13,8 @@ struct OutputOptions {
   bool shapes_only = false;
   bool dump = false;           // --dump DIR was given
   std::string dump_dir;        // --dump DIR: .npy files and manifest.json
+  bool npz = false;            // --npz PATH was given
+  std::string npz_path;        // --npz PATH: the same files in one zip archive numpy.load reads
   std::string format = "text"; // --format text|json
   std::string command;         // the command line, recorded in manifests
   // Pictures (cli/pictures.hpp, docs/pictures.md).
@@ -30,7 +32,7 @@ struct OutputOptions {
 };
 
 // Refuses, before the lesson runs, output options that cannot work (an unknown --format, a
-// --dump target that exists and is not a dump attn wrote).
+// --dump target that exists and is not a dump attn wrote, an --npz PATH that is a directory).
 void check_output(const OutputOptions& options);
 
 // --stage, after the lesson ran and before anything is written: keeps only the selected stages

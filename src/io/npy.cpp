@@ -251,13 +251,9 @@ NpyArray read_npy(const std::string& path, const ShapeCheck& check) {
   return decode_data(h, data.data());
 }
 
-std::string encode_npy(const Shape& shape, const float* values) {
+std::string npy_header(const Shape& shape) {
   std::string dims;
-  std::size_t count = 1;
-  for (std::size_t d : shape) {
-    dims += std::to_string(d) + ", ";
-    count *= d;
-  }
+  for (std::size_t d : shape) dims += std::to_string(d) + ", ";
   if (shape.size() > 1) dims.erase(dims.size() - 2);  // "(3, 4)"; a 1-tuple keeps "(5,)"
   else if (shape.size() == 1) dims.pop_back();
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
@@ -268,6 +264,19 @@ std::string encode_npy(const Shape& shape, const float* values) {
   out += static_cast<char>(header.size() & 0xFF);
   out += static_cast<char>((header.size() >> 8) & 0xFF);
   out += header;
+  return out;
+}
+
+std::size_t npy_size(const Shape& shape) {
+  std::size_t count = 1;
+  for (std::size_t d : shape) count *= d;
+  return npy_header(shape).size() + count * sizeof(float);
+}
+
+std::string encode_npy(const Shape& shape, const float* values) {
+  std::size_t count = 1;
+  for (std::size_t d : shape) count *= d;
+  std::string out = npy_header(shape);
   out.append(reinterpret_cast<const char*>(values), count * sizeof(float));
   return out;
 }

@@ -69,6 +69,10 @@ std::string not_a_file(const std::string& path);
 std::string escaped_for_message(const std::string& text, std::size_t limit, bool escape_quotes = false);
 
 // float32, C order, version 1.0 header padded to 64 bytes as NumPy writes it.
+// npy_header: the magic, version, length and header dict, the bytes before the data;
+// npy_size: how long encode_npy's file is, known without the values (the .npz's size check).
+std::string npy_header(const Shape& shape);
+std::size_t npy_size(const Shape& shape);
 std::string encode_npy(const Shape& shape, const float* values);
 void write_npy(const std::string& path, const Shape& shape, const float* values);
 

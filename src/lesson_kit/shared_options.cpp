@@ -49,6 +49,8 @@ const std::vector<SharedOption>& shared_options() {
        "Only these stages, in every output: 5, 5-7, 2,5-7, or words of a title (softmax); the lesson still runs whole"},
       {"--dump", 0, G::Outputs, "DIR",
        "Write every tensor as .npy plus manifest.json into DIR (parents created; a previous dump there is replaced)"},
+      {"--npz", 0, G::Outputs, "FILE",
+       "The same files as --dump, in one .npz archive: numpy.load(FILE) (parents created; an existing FILE is replaced)"},
       {"--format", 0, G::Outputs, "text|json", "text (default) or json: the manifest with values inline, on stdout"},
       {"--full-json", 0, G::Outputs, nullptr,
        "With --format json: every value of every tensor (default: over 1000 values, a summary)"},

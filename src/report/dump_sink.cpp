@@ -10,22 +10,14 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "io/npy.hpp"
-#include "report/manifest.hpp"
+#include "report/dump_files.hpp"
+#include "report/staging.hpp"
 
 namespace fs = std::filesystem;
 
 namespace attn::report {
 
 namespace {
-
-// "out/" and "out//" name the directory "out": without this, the path's last component is empty
-// and the dump would be staged beside a parent that does not exist.
-fs::path without_trailing_slash(const std::string& dir) {
-  fs::path p(dir);
-  while (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
-  return p;
-}
 
 // True for a directory attn's --dump wrote: manifest.json in attn's format and .npy files, nothing
 // else. Only such a directory is replaced; anything else a learner keeps there is refused.
@@ -45,19 +37,6 @@ bool is_previous_dump(const fs::path& dir) {
     }
   }
   return !ec && manifest;
-}
-
-// The nearest ancestor of `p` (itself included) that exists.
-fs::path nearest_existing(fs::path p) {
-  std::error_code ec;
-  while (p.has_relative_path() && !fs::exists(p, ec)) p = p.parent_path();
-  return p;
-}
-
-// Removes the directories of `made` (outermost first) that are still empty, innermost first.
-void remove_if_empty(const std::vector<std::string>& made) {
-  std::error_code ec;
-  for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ec);  // fails, harmlessly, if not empty
 }
 
 // Puts the staged dump at `target`. A previous dump there is swapped with the new one in a single
@@ -93,7 +72,7 @@ void move_into_place(const fs::path& staged, const fs::path& target) {
 
 void check_dump_target(const std::string& dir) {
   std::error_code ec;
-  const fs::path target = without_trailing_slash(dir);
+  const fs::path target(without_trailing_slash(dir));
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec)) throw std::runtime_error("exists and is not a directory");
     if (!fs::is_empty(target, ec) && !is_previous_dump(target))
@@ -101,15 +80,12 @@ void check_dump_target(const std::string& dir) {
   }
   // Missing parents (out/ in --dump out/causal) are created when the dump is staged, so the
   // nearest one that exists must be a directory that takes new ones.
-  const fs::path parent = nearest_existing(fs::absolute(target, ec).parent_path());
-  if (!fs::is_directory(parent, ec)) throw std::runtime_error(parent.string() + " is not a directory");
-  if (::access(parent.c_str(), W_OK | X_OK) != 0)
-    throw std::runtime_error("its parent directory " + parent.string() + " is not writable");
+  check_parent_writable(target.string());
 }
 
 StagedDump::StagedDump(const Report& report, const std::string& command, const std::string& dir) {
   check_dump_target(dir);
-  const fs::path target = fs::absolute(without_trailing_slash(dir));
+  const fs::path target = fs::absolute(fs::path(without_trailing_slash(dir)));
   const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
   target_ = target.string();
   tmp_ = tmp.string();
@@ -121,30 +97,18 @@ StagedDump::StagedDump(const Report& report, const std::string& command, const s
     remove_if_empty(made_parents_);
     throw std::runtime_error("could not write " + what + ": " + why);
   };
+  made_parents_ = make_parents(target.string());  // throws, having removed what it made
   std::error_code ec;
-  for (fs::path p = target.parent_path(); p.has_relative_path() && !fs::exists(p, ec); p = p.parent_path())
-    made_parents_.insert(made_parents_.begin(), p.string());
-  for (const auto& p : made_parents_)
-    if (!fs::create_directory(p, ec) && ec) fail(p, ec.message());
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec) || ec) fail(dir, ec ? ec.message() : "cannot create a directory there");
-  // A shapes-only run kept no values (Report::keep_values): its dump is the manifest alone, with
-  // every name and shape, and no .npy file that would have to pretend to hold numbers.
-  const bool values = report.keep_values;
-  for (const Stage& s : report.stages())
-    for (std::size_t i = 0; values && i < s.items.size(); ++i)
-      if (const auto* t = std::get_if<TensorItem>(&s.items[i])) {
-        const std::string name = tensor_file_name(s, i);
-        try {
-          write_npy((tmp / name).string(), t->shape, t->values.data());
-        } catch (const std::exception&) {
-          fail(name, std::strerror(errno ? errno : EIO));
-        }
-      }
-  std::ofstream manifest(tmp / "manifest.json", std::ios::binary);
-  manifest << manifest_json(report.header, command, report.stages(), values ? ValueMode::Files : ValueMode::None);
-  manifest.close();
-  if (!manifest) fail("manifest.json", std::strerror(errno ? errno : EIO));
+  // The files (dump_files.hpp: the same list --npz stores), written one at a time.
+  for (const DumpFile& file : dump_files(report, command)) {
+    std::ofstream out(tmp / file.name, std::ios::binary | std::ios::trunc);
+    const std::string bytes = file.bytes();
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) fail(file.name, std::strerror(errno ? errno : EIO));
+  }
 }
 
 void StagedDump::commit() {

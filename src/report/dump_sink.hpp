@@ -3,7 +3,8 @@
 // Everything is written into a temporary directory beside DIR and renamed to DIR at the end,
 // so a run that fails half-way leaves nothing behind. Missing parents of DIR are created (and
 // removed again if the dump never lands); a previous dump in DIR is replaced in one atomic swap,
-// as re-running a notebook cell replaces its output.
+// as re-running a notebook cell replaces its output. The files are dump_files.hpp's list, which --npz
+// (npz_sink.hpp) stores in one archive.
 #pragma once
 
 #include <string>

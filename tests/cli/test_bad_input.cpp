@@ -281,6 +281,14 @@ TEST_CASE("bad input: output locations are checked before the work, and a refuse
       {{"lesson", "causal", "--svg", tmp / "file/under"}, {"--svg", "not a directory"}},
       {{"lesson", "causal", "--svg", tmp / "out", "--dump", tmp / "out"}, {"--dump and --svg", "same directory"}},
       {{"lesson", "causal", "--svg", tmp / "out", "--dump", tmp / "out/inner"}, {"--dump and --svg"}},
+      // --npz takes a file: a directory (the existing `full`, or any name ending in '/') is refused.
+      {{"lesson", "causal", "--npz", ""}, {"--npz needs a file name"}},
+      {{"lesson", "causal", "--npz", tmp / "full"}, {"cannot write --npz " + (tmp / "full") + ": is a directory"}},
+      {{"lesson", "causal", "--npz", tmp / "new/"}, {"--npz", "ends in '/'"}},
+      {{"lesson", "causal", "--npz", tmp / "file/under/a.npz"}, {"--npz", "file is not a directory"}},
+      {{"lesson", "causal", "--dump", tmp / "d", "--npz", tmp / "d/a.npz"}, {"--npz and --dump", "same place"}},
+      {{"lesson", "causal", "--svg", tmp / "p", "--npz", tmp / "p"}, {"--npz and --svg", "same place"}},
+      {{"lesson", "heads", "--heads", "3", "--npz", tmp / "new/a.npz"}, {"--heads"}},  // the lesson refused: no parent made
       // Refused after the lesson ran, still before anything is written: no dump, no pictures.
       {{"lesson", "causal", "--seq-len", "300", "--svg", tmp / "pics", "--dump", tmp / "dump"},
        {"too large to draw as SVG", "--svg"}},
@@ -355,6 +363,15 @@ TEST_CASE("bad input: an output that fails while being written leaves nothing, a
   CHECK(count_lines(pics.err) == 1);
   CHECK(pics.err.rfind("attn: error: --svg: could not write " + (tmp / "new/pics") + "/causal-stage06-attn_weights.svg", 0) == 0);
   CHECK(pics.err.find(".tmp") == std::string::npos);
+  CHECK(listing(tmp.path) == before);
+  // 1 KiB: the archive (14 KB) fails part-way; its temporary file and the parent made for it go.
+  const auto npz = run_limited(1, "--npz '" + (tmp / "out/causal.npz") + "'");
+  CAPTURE(npz.err);
+  CHECK(npz.status == 2);
+  CHECK(npz.out.empty());
+  CHECK(count_lines(npz.err) == 1);
+  CHECK(npz.err.rfind("attn: error: cannot write --npz " + (tmp / "out/causal.npz") + ": could not write ", 0) == 0);
+  CHECK(npz.err.find(".tmp") == std::string::npos);
   CHECK(listing(tmp.path) == before);
 }
 

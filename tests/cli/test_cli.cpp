@@ -775,6 +775,7 @@ TEST_CASE("attn completion bash: a script bash runs, offering every command, les
   CHECK(complete(script, {"attn", "lesson", "causal", "--seed", ""}).empty());
   CHECK(complete(script, {"attn", "lesson", "causal", "--dump", ""}, dir) == std::vector<std::string>{"outdir"});
   CHECK(has(complete(script, {"attn", "lesson", "causal", "--input", ""}, dir), "notes.txt"));
+  CHECK(has(complete(script, {"attn", "lesson", "causal", "--npz", ""}, dir), "notes.txt"));  // a file to write: any path
   CHECK(complete(script, {"attn", "verify", "--lesson", "lea"}) == std::vector<std::string>{"learn-heads"});
   CHECK(complete(script, {"attn", "verify", "--"}) == sorted({"--help", "--seeds", "--lesson", "--list"}));
   CHECK(complete(script, {"attn", "list", "--"}) == sorted({"--help", "--presets", "--names"}));
