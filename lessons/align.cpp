@@ -307,7 +307,8 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
                                              "whatever it does with it is extrapolation."));
     }
     s.show("reference alignment", reference_alignment(shown), tgt, src);
-    s.attention_weights();
+    s.attention_weights({}, "target words (decoder steps)", "source words (encoder states)",
+                        "reference alignment (1: aligned)");
     s.note("Row i marks the source word that target word i translates: the diagonal, except where an "
            "adjective and its noun trade places. This is what the attention should discover by itself; "
            "it is never shown to the model.");
@@ -356,7 +357,8 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
              {"logits_i", shape_str({V_out}), "out([s_i ; c_i]): a score per target word"}});
     const Mat alignment = pass.alignment();  // (T, S)
     s.show("alignment", alignment, tgt, src);
-    s.attention_weights();
+    s.attention_weights(report::Training::untrained(),
+                        "target words (decoder steps)", "source words (encoder states)", "alpha (attention weight)");
     check_rows_sum_to_one(s, "alignment", alignment);
     snapshots.push_back(alignment);
     snap_steps.push_back(0);
@@ -508,7 +510,10 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
                         "alignment[i, j] = alpha_ij of \"" + joined(src) + "\", after step k");
     for (std::size_t k = 0; k < snapshots.size(); ++k) {
       s.show("alignment after step " + num(snap_steps[k]), snapshots[k], tgt, src);
-      s.attention_weights();
+      const report::Training weights =
+          snap_steps[k] == 0 ? report::Training::untrained() : report::Training::trained(snap_steps[k]);
+      s.attention_weights(weights, "target words (decoder steps)", "source words (encoder states)",
+                          "alpha (attention weight)");
     }
     const Mat& last = snapshots.back();
     std::size_t on_source = 0;
@@ -547,7 +552,8 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
              "alignment is the last one above.");
     } else {
       s.show("alignment of the model's own translation", greedy_pass.alignment(), said, src);
-      s.attention_weights();
+      s.attention_weights(report::Training::trained(snap_steps.back()),
+                          "target words (decoder steps)", "source words (encoder states)", "alpha (attention weight)");
       s.note("Left to itself (each word it chose fed back, no reference), the model translates \"" + joined(src) +
              "\" as \"" + joined(said) + "\": " + num(right) + " of " + num(T) +
              " words as the rule says (the reference is \"" + joined(tgt) + "\"). Above: where it looked while saying it.");

@@ -220,7 +220,8 @@ void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
     s.in("H", st.H);
     if (st.one_query) s.show("alpha", row_of(alpha, 0), {}, st.src);
     else s.show("alpha", alpha, st.tgt, st.src);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(from_files),
+                        "target words (decoder steps)", "source words (encoder states)", "alpha (attention weight)");
     if (st.one_query) s.show("c", row_of(c, 0));
     else s.show("c", c, st.tgt);
     check_rows_sum_to_one(s, "alpha", alpha);
@@ -445,7 +446,8 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The alignment matrix", "alignment[i, j] = alpha_ij    (T_tgt, S)");
     for (std::size_t i = 0; i < T_tgt; ++i) s.in("alpha_" + num(i + 1), steps[i].alpha);
     s.show("alignment", alignment, tgt, src);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(from_files),
+                        "target words (decoder steps)", "source words (encoder states)", "alpha (attention weight)");
     check_rows_sum_to_one(s, "alignment", alignment);
     if (S == 1) {
       s.note("With one source word there is nothing to choose: every alpha_i is exactly 1 and every "

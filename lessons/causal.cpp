@@ -283,7 +283,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                         "attn_weights = softmax(masked / sqrt(d_k), dim=-1)");
     view.in(s, "masked", r.masked);
     view.show(s, "attn_weights", r.attn_weights, tok, cols);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     view.show(s, "attn_weights.sum(dim=-1)", hold(values, {B, T}, [&] { return row_sums(*r.attn_weights); }), cols);
     if (values) {
       const Ten3& w = *r.attn_weights;  // (B, T, T)
@@ -385,7 +385,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
     s.in_shape("tril", {T, T});  // torch.tril(torch.ones(T, T)): only its shape is read here
     view.show(s, "w * tril", zeroed, tok, cols);
     view.show(s, "attn_weights_2", renormalised, tok, cols);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     if (values) {
       // A question: the answer depends on the scores. Where the future takes nearly all of a
       // row's weight, the kept part underflows before it can be renormalised.

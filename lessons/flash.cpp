@@ -351,7 +351,7 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
     s.in("q", q).in("k", k).in("v", v);
     if (values) s.show("scores", scaled, all_pos, all_pos);
     else s.show_shared("scores", {T, T}, nullptr, nullptr, all_pos, all_pos);
-    s.show("attn_weights", attn_weights, all_pos, all_pos).attention_weights();
+    s.show("attn_weights", attn_weights, all_pos, all_pos).attention_weights();  // random q, k, v: no weights
     if (values) check_rows_sum_to_one(s, "attn_weights", *attn_weights);
     s.show("context", context, all_pos);
     s.note("This is what the tiled pass must reproduce. It holds two (" + Ts + ", " + Ts + ") matrices, scores and "

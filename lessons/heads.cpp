@@ -374,7 +374,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage(causal ? "Causal mask, scaling and softmax" : "Scaling and softmax (no mask)", equation);
     s.in("attn_scores", attn_scores);
     s.show("attn_weights", attn_weights, tok, cols);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     if (values) {
       check_rows_sum_to_one(s, "attn_weights", *attn_weights);
       if (causal && model.fill != -std::numeric_limits<float>::infinity()) {

@@ -368,7 +368,8 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
                                       {"out_proj.bias", &m.out_proj}})
       if (layer->bias.size() != 0) s.show(name, layer->bias);
     s.show("keys_full", k_full, tok).show("values_full", full.v_heads, tok);
-    s.show("attn_weights_full", full.attn.attn_weights, tok, cols).attention_weights();
+    s.show("attn_weights_full", full.attn.attn_weights, tok, cols)
+        .attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     s.show("output_full", full.output, tok);
     s.note("This is the route without a cache: to produce row t a model without one reruns this pass on the " +
            std::string("first t + 1 tokens. Row t of attn_weights_full is 0 past column t (the mask), so row t of "
@@ -408,7 +409,8 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
                             "\ncache_k, cache_v = keys, values   # the cache starts full of the prompt");
     s.in("x[:, :P]", prompt_x);
     s.show("cache_k", cache.keys(), ptok).show("cache_v", cache.values(), ptok);
-    s.show("attn_weights_prompt", pre.attn.attn_weights, ptok, ptok).attention_weights();
+    s.show("attn_weights_prompt", pre.attn.attn_weights, ptok, ptok)
+        .attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     s.show("output_prompt", pre.output, ptok);
     check_close(s, "the prompt's rows equal rows 0.." + str(P - 1) + " of the full causal pass", pre.output,
                 rows_of(full.output, 0, P));
@@ -453,7 +455,8 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     s.in("x[:, t:t+1]", x_t).in("cache_k", ShapeOnly{{B, h_kv, t, d_k}});
     s.show("q", st.q_heads, one(t)).show("k", st.k_new, one(t)).show("v", st.v_new, one(t));
     s.show("cache_k", cache.keys(), upto(t + 1)).show("cache_v", cache.values(), upto(t + 1));
-    s.show("attn_weights", st.attn.attn_weights, one(t), upto(t + 1)).attention_weights();
+    s.show("attn_weights", st.attn.attn_weights, one(t), upto(t + 1))
+        .attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     s.show("output_t", st.output, one(t));
     check_close(s, "output_t equals row " + str(t) + " of the full causal pass", st.output,
                 rows_of(full.output, t, 1));

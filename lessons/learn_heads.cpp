@@ -183,7 +183,7 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
     for (std::size_t l = 0; l < kLayers; ++l) {
       s.show("attn_weights layer " + std::to_string(l + 1) + " (untrained)",
              first_sequence(held0.blocks[l].attn_weights), letters, letters)
-          .attention_weights();
+          .attention_weights(report::Training::untrained());
       check_rows_sum_to_one(s, "attn_weights", xt::xtensor<float, 4>(xt::cast<float>(held0.blocks[l].attn_weights)));
     }
     s.note("Two layers of " + std::to_string(h) + " heads, " + std::to_string(model.parameters()) +
@@ -342,7 +342,7 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
     for (std::size_t l = 0; l < kLayers; ++l)
       s.show("attn_weights layer " + std::to_string(l + 1) + " (trained)",
              first_sequence(held1.blocks[l].attn_weights), letters, letters)
-          .attention_weights();
+          .attention_weights(report::Training::trained(steps));
     std::vector<std::vector<std::string>> rows;
     double best_ind = 0, best_prev = 0, untrained_ind = 0;
     std::string ind_heads, prev_heads;

@@ -237,7 +237,8 @@ void luong_from_states(const LessonOptions& opts, report::Report& out) {
     s.in("h_enc", st.H);
     if (st.one_query) s.show("a", row_of(a, 0), {}, st.src);
     else s.show("a", a, st.tgt, st.src);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(from_files),
+                        "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
     if (st.one_query) s.show("c", row_of(c, 0));
     else s.show("c", c, st.tgt);
     check_rows_sum_to_one(s, "a", a);
@@ -411,7 +412,8 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Step 1: softmax turns each score row into weights", "a_1(s) = exp(e_1(s)) / sum_s' exp(e_1(s'))");
     s.in("e_1", e_1);
     s.show("a_1", a_1, kinds, src);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(from_files),
+                        "score function", "source words (encoder states)", "a_1 (attention weight)");
     check_rows_sum_to_one(s, "a_1", a_1);
     s.note("Each row is a distribution over the " + num(S) + " source words. From here on the "
            "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
@@ -464,7 +466,8 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The alignment matrix", "alignment[t, s] = a_t(s)");
     s.in("a_t", alignment);
     s.show("alignment", alignment, tgt, src);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(from_files),
+                        "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
     check_rows_sum_to_one(s, "alignment", alignment);
     const float uniform = 1.0f / static_cast<float>(S);
     float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores

@@ -104,7 +104,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
                         "attn_weights = softmax(attn_scores, dim=-1)");
     view.in(s, "attn_scores", plain_scores);
     view.show(s, "attn_weights", plain_weights, tok, cols);
-    s.attention_weights();
+    s.attention_weights();  // no weights take part: x @ x^T
     check_rows_sum_to_one(s, "attn_weights", plain_weights);
     s.note("Softmax makes each row a distribution over the tokens (weights at least 0, summing to 1); "
            "the largest score of a row gets the largest share.");
@@ -167,7 +167,7 @@ void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Attention weights", "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
     view.in(s, "scaled", scaled);
     view.show(s, "attn_weights", weights, tok, cols);
-    s.attention_weights();
+    s.attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     view.show(s, "attn_weights.sum(dim=-1)", row_sums(weights), cols);
     check_rows_sum_to_one(s, "attn_weights", weights);
   }

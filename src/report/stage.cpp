@@ -11,10 +11,14 @@
 
 namespace attn::report {
 
-Stage& Stage::attention_weights() {
+Stage& Stage::attention_weights(Training training, std::string rows, std::string cols, std::string value) {
   for (auto it = items.rbegin(); it != items.rend(); ++it)
     if (auto* t = std::get_if<TensorItem>(&*it)) {
       t->attention = true;
+      t->training = training;
+      t->row_axis = std::move(rows);
+      t->col_axis = std::move(cols);
+      t->value_name = std::move(value);
       return *this;
     }
   throw std::logic_error("attention_weights(): the stage shows no tensor yet");

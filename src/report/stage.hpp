@@ -93,6 +93,20 @@ class TensorValues {
   std::size_t size_ = 0;
 };
 
+// What the weights that made an attention tensor had learned, stated on its pictures (--svg),
+// which are read away from the lesson's notes: untrained (drawn from the seed, as in most
+// lessons), trained for `steps` optimiser steps (align and learn-heads show snapshots before,
+// during and after training, so this is per tensor), or unstated: no learned weights took part
+// (flash's random q, k, v), or they came from --weights and attn cannot tell what they learned.
+struct Training {
+  enum class Kind { unstated, untrained, trained } kind = Kind::unstated;
+  std::size_t steps = 0;  // with Kind::trained
+  static Training untrained() { return {Kind::untrained, 0}; }
+  static Training trained(std::size_t steps) { return {Kind::trained, steps}; }
+  // Untrained when the weights were drawn from the seed, unstated when --weights gave them.
+  static Training drawn_unless(bool from_files) { return from_files ? Training{} : untrained(); }
+};
+
 struct TensorItem {
   std::string name;
   Shape shape;
@@ -100,6 +114,10 @@ struct TensorItem {
   Labels row_labels;       // labels the second-to-last axis (tokens), or empty
   Labels col_labels;       // labels the last axis when it is tokens too, or empty
   bool attention = false;  // an attention-weight matrix (..., T, S): sinks may draw it as a heatmap
+  // With `attention`: what the rows and the columns are and what a value is, for a picture's axis
+  // and colour-bar titles (set by Stage::attention_weights).
+  std::string row_axis = {}, col_axis = {}, value_name = {};
+  Training training = {};  // the weights that made it
   // A curve (a loss per training step): a 1-D tensor the text sink draws as a small plot instead
   // of printing its values, with x counted from 1 and named `curve_x` ("step"). Empty: not a curve.
   // Every other sink treats it as any tensor (--dump writes it as .npy, JSON lists its values).
@@ -194,9 +212,11 @@ struct Stage {
                      Labels rows = {}, Labels cols = {});
   // `shape` over values at `data`, copied: a contiguous slice of a larger tensor.
   Stage& show_copy(std::string name, Shape shape, const float* data, Labels rows = {}, Labels cols = {});
-  // Marks the tensor shown last as attention weights (rows: queries, columns: keys), which
-  // picture sinks draw as heatmaps.
-  Stage& attention_weights();
+  // Marks the tensor shown last as attention weights, which picture sinks draw as heatmaps: its
+  // rows are `rows` (queries), its columns `cols` (keys), each value a `value` ("attention
+  // weight"), made by weights that had learned what `training` says.
+  Stage& attention_weights(Training training = {}, std::string rows = "queries", std::string cols = "keys",
+                           std::string value = "attention weight");
   // A 1-D series shown as a compact text plot (TensorItem::curve_x), e.g. the loss per step.
   template <class E>
   Stage& curve(std::string name, const E& t, std::string x_name) {

@@ -543,3 +543,41 @@ TEST_CASE("--head mean and --head N in the terminal and in --svg, refused past t
   CHECK(word.err == "attn: error: --head names one head or their mean (--head: mean or a head number (0, 1, ...) vs 'first')\n");
   CHECK(count(word.err, "\n") == 1);
 }
+
+TEST_CASE("--svg says on each picture whether its weights were trained, and names its axes") {
+  // align draws the followed sentence before training and after each snapshot step: the flag is
+  // per picture, not per lesson.
+  const std::string dir = temp_dir();
+  const auto r = run({kAttn, "lesson", "align", "--steps", "30", "--stage", "8", "--svg", dir});
+  REQUIRE(r.status == 0);
+  const std::string before = read_file(dir + "/align-stage08-alignment_after_step_0.svg");
+  const std::string after = read_file(dir + "/align-stage08-alignment_after_step_30.svg");
+  CHECK(attn::testing::check_xml(before).error == "");
+  CHECK(attn::testing::check_xml(after).error == "");
+  CHECK(before.find(">untrained weights: drawn at random") != std::string::npos);
+  CHECK(after.find(">weights trained for 30 steps</text>") != std::string::npos);
+  CHECK(after.find("untrained") == std::string::npos);
+  for (const std::string& svg : {before, after}) {
+    CHECK(svg.find("class=\"row-axis\"") != std::string::npos);
+    CHECK(svg.find(">target words (decoder steps)</text>") != std::string::npos);
+    CHECK(svg.find(">source words (encoder states)</text>") != std::string::npos);
+    CHECK(svg.find(">alpha (attention weight)</text>") != std::string::npos);
+  }
+  remove_tree(dir);
+
+  // Weights drawn from the seed are untrained; the same lesson with no learned weights says nothing.
+  const std::string d2 = temp_dir();
+  REQUIRE(run({kAttn, "lesson", "causal", "--stage", "6", "--svg", d2}).status == 0);
+  const std::string causal = read_file(d2 + "/causal-stage06-attn_weights.svg");
+  CHECK(causal.find(">untrained weights: drawn at random") != std::string::npos);
+  CHECK(causal.find(">queries</text>") != std::string::npos);
+  CHECK(causal.find(">keys</text>") != std::string::npos);
+  CHECK(causal.find(">attention weight</text>") != std::string::npos);
+  REQUIRE(run({kAttn, "lesson", "scaling", "--svg", d2}).status == 0);
+  for (const auto& f : svgs_in(d2))
+    if (f.rfind("scaling-", 0) == 0) {
+      CAPTURE(f);
+      CHECK(read_file(d2 + "/" + f).find("trained") == std::string::npos);  // random q and k: no weights
+    }
+  remove_tree(d2);
+}
