@@ -73,7 +73,7 @@ GqaModel seeded_model(std::uint64_t seed, std::size_t d_in, std::size_t h, std::
 
 
 // Row t of (B, T, d): (B, 1, d).
-Ten3 row(const Ten3& x, std::size_t t) {
+Ten3 position_row(const Ten3& x, std::size_t t) {
   const std::size_t B = x.shape()[0], T = x.shape()[1], d = x.shape()[2];
   Ten3 r = xt::empty<float>({B, std::size_t{1}, d});  // (B, 1, d)
   for (std::size_t b = 0; b < B; ++b) std::copy_n(x.data() + (b * T + t) * d, d, r.data() + b * d);
@@ -220,12 +220,12 @@ TEST_CASE("decoding with a KV cache gives PyTorch's output_incremental and its c
   const Ten3 expected = gqa_fixture<3>("output_incremental");
   for (std::size_t t = 0; t < 5; ++t) {
     INFO("step ", t);
-    const attn::DecodeStep s = attn::decode_step(m, cache, row(x, t));
+    const attn::DecodeStep s = attn::decode_step(m, cache, position_row(x, t));
     CHECK(s.position == t);
     CHECK(s.attn.attn_weights.shape()[3] == t + 1);  // (B, h, 1, t + 1): one query, every key so far
     CHECK(s.cache_shape == Shape{1, 2, t + 1, 2});
-    CHECK(differences(s.output, row(expected, t)) == "");
-    CHECK(differences(s.output, row(full.output, t)) == "");
+    CHECK(differences(s.output, position_row(expected, t)) == "");
+    CHECK(differences(s.output, position_row(full.output, t)) == "");
     // Its weights are row t of the full causal weights, whose future columns are 0.
     for (std::size_t i = 0; i < 4; ++i)
       for (std::size_t j = 0; j <= t; ++j)
@@ -271,7 +271,7 @@ TEST_CASE("the cache grows by doubling: log2(T) reallocations for T steps, stora
   CHECK(contains(refusal([] { attn::make_kv_cache(1, 0, 2); }), "positive"));
   const GqaModel m = fixture_model();
   attn::KvCache wrong = attn::make_kv_cache(1, 4, 2);
-  CHECK(contains(refusal([&] { attn::decode_step(m, wrong, row(gqa_fixture<3>("x"), 0)); }), "(1, 4, 0, 2)"));
+  CHECK(contains(refusal([&] { attn::decode_step(m, wrong, position_row(gqa_fixture<3>("x"), 0)); }), "(1, 4, 0, 2)"));
   attn::KvCache right = attn::make_kv_cache(1, 2, 2);
   CHECK(contains(refusal([&] { attn::decode_step(m, right, gqa_fixture<3>("x")); }), "(1, 5, 8)"));
   CHECK(right.length == 0);  // nothing appended by a refused step
