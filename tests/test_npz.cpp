@@ -20,33 +20,17 @@
 #include "report/npz_sink.hpp"
 #include "report/zip_store.hpp"
 #include "zip_reader.hpp"
+#include "cli/scratch.hpp"
 
 namespace fs = std::filesystem;
+using attn::testing::read_file;
+using attn::testing::TempDir;
 using attn::Mat;
 using attn::report::Report;
 using attn::testing::bitwise_crc32;
 using attn::testing::read_zip;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/attn-npz-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A report with what a dump must cope with: a stage showing two tensors of one name (the second
 // file gets "_2"), a 1-D tensor and a matrix.
@@ -68,18 +52,18 @@ Report sample_report() {
 std::map<std::string, std::string> dump_of(const Report& r, const std::string& command, const fs::path& dir) {
   attn::report::write_dump(r, command, dir.string());
   std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = slurp(e.path());
+  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = read_file(e.path());
   return files;
 }
 
 }  // namespace
 
 TEST_CASE("the archive holds exactly the dump's files, the same bytes, readable by an independent zip reader") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz"};
   const Report r = sample_report();
   const auto dump = dump_of(r, "attn lesson causal", tmp.path / "dump");
   attn::report::write_npz(r, "attn lesson causal", (tmp.path / "lesson.npz").string());
-  const std::string zip = slurp(tmp.path / "lesson.npz");
+  const std::string zip = read_file(tmp.path / "lesson.npz");
   const auto members = read_zip(zip);
 
   std::vector<std::string> names;
@@ -105,14 +89,14 @@ TEST_CASE("the archive holds exactly the dump's files, the same bytes, readable 
   CHECK(attn::report::zip_store_size(sizes) == zip.size());
   // One report, one archive: no timestamp or other accident of the run is in the bytes.
   attn::report::write_npz(r, "attn lesson causal", (tmp.path / "again.npz").string());
-  CHECK(slurp(tmp.path / "again.npz") == zip);
+  CHECK(read_file(tmp.path / "again.npz") == zip);
 }
 
 TEST_CASE("the test's reader notices a damaged archive (so that its passing means something)") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz"};
   const Report r = sample_report();
   attn::report::write_npz(r, "cmd", (tmp.path / "a.npz").string());
-  std::string zip = slurp(tmp.path / "a.npz");
+  std::string zip = read_file(tmp.path / "a.npz");
   REQUIRE_NOTHROW(read_zip(zip));
   std::string flipped = zip;
   flipped[30 + 9 + 80] ^= 0x01;  // a byte of s01_x.npy's data, past its 30-byte header and name
@@ -121,14 +105,14 @@ TEST_CASE("the test's reader notices a damaged archive (so that its passing mean
 }
 
 TEST_CASE("a shapes-only report's archive is the manifest alone, as its dump is") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz"};
   Report r;
   r.keep_values = false;
   r.header.lesson = "gqa";
   r.stage("Inputs").show("x", attn::report::Held<Mat>(attn::Shape{4096, 4096}));
   const auto dump = dump_of(r, "attn lesson gqa --shapes-only", tmp.path / "dump");
   attn::report::write_npz(r, "attn lesson gqa --shapes-only", (tmp.path / "plan.npz").string());
-  const auto members = read_zip(slurp(tmp.path / "plan.npz"));
+  const auto members = read_zip(read_file(tmp.path / "plan.npz"));
   REQUIRE(members.size() == 1);
   CHECK(members[0].name == "manifest.json");
   REQUIRE(dump.size() == 1);
@@ -165,7 +149,7 @@ TEST_CASE("zip32's limits: refused from the sizes alone, at exactly the last byt
 }
 
 TEST_CASE("the target: a directory is refused before anything is written, a file is replaced whole") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz"};
   const Report r = sample_report();
   CHECK_THROWS_WITH_AS(attn::report::write_npz(r, "cmd", tmp.path.string()), doctest::Contains("is a directory"),
                        std::runtime_error);
@@ -179,7 +163,7 @@ TEST_CASE("the target: a directory is refused before anything is written, a file
     std::ofstream(file, std::ios::binary | std::ios::trunc) << "old contents, longer than nothing";
   }
   attn::report::write_npz(r, "cmd", file.string());
-  CHECK(read_zip(slurp(file)).size() == 5);
+  CHECK(read_zip(read_file(file)).size() == 5);
   std::size_t beside = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(file.parent_path())) ++beside;
   CHECK(beside == 1);  // no temporary file left

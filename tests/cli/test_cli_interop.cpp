@@ -13,8 +13,11 @@
 
 #include "io/npy.hpp"
 #include "process.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
+using attn::testing::read_file;
+using attn::testing::TempDir;
 using attn::testing::run;
 using attn::testing::run_shell;
 
@@ -25,25 +28,6 @@ const std::string kAttn = ATTN_BINARY;
 attn::testing::Result attn_run(std::vector<std::string> args) {
   args.insert(args.begin(), kAttn);
   return run(args);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/attn-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void write_file(const fs::path& p, const std::string& bytes) {

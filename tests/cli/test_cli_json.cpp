@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "process.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
+using attn::testing::read_file;
+using attn::testing::TempDir;
 using attn::testing::run;
 using nlohmann::json;
 
@@ -27,25 +30,6 @@ const std::string kFffd = "\xEF\xBF\xBD";  // U+FFFD, the replacement character,
 attn::testing::Result attn_run(std::vector<std::string> args) {
   args.insert(args.begin(), kAttn);
   return run(args);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/attn-json-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // The document, parsed; a parse error fails the test with the parser's message.
@@ -154,7 +138,7 @@ TEST_CASE("--shapes-only --format json: every tensor's name and shape, and no va
 }
 
 TEST_CASE("--shapes-only --dump writes manifest.json alone, with every name and shape") {
-  TempDir tmp;
+  TempDir tmp{"attn-json"};
   const fs::path dir = tmp.path / "causal";
   const auto shapes = attn_run({"lesson", "causal", "--shapes-only", "--dump", dir.string()});
   REQUIRE_MESSAGE(shapes.status == 0, shapes.err);
@@ -185,7 +169,7 @@ TEST_CASE("--shapes-only --dump writes manifest.json alone, with every name and 
 }
 
 TEST_CASE("manifest version 3: the setting as an object, the token labels, the schema fields") {
-  TempDir tmp;
+  TempDir tmp{"attn-json"};
   const fs::path dir = tmp.path / "d";
   const auto r = attn_run({"lesson", "causal", "--tokens", "the cat sat on it", "--seed", "7", "--dump", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
@@ -267,7 +251,7 @@ TEST_CASE("tokens that are not UTF-8: the JSON parses, each invalid sequence is 
   CHECK(m.at("tokens").get<std::vector<std::string>>() == want);
   CHECK(m.at("values").at("mode") == "inline");
   // The same in a dump's manifest, and with --shapes-only.
-  TempDir tmp;
+  TempDir tmp{"attn-json"};
   REQUIRE(attn_run({"lesson", "heads", "--tokens", tokens, "--dump", (tmp.path / "d").string()}).status == 0);
   CHECK(parse(read_file(tmp.path / "d" / "manifest.json")).at("tokens").get<std::vector<std::string>>() == want);
   CHECK(lesson_json({"self-attention", "--tokens", tokens, "--shapes-only"}).at("tokens").get<std::vector<std::string>>() ==

@@ -12,31 +12,15 @@
 
 #include "process.hpp"
 #include "zip_reader.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
+using attn::testing::read_file;
+using attn::testing::TempDir;
 
 namespace {
 
 const std::string kAttn = ATTN_BINARY;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/attn-npz-cli-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs attn in `dir` with `args` (a shell line after "attn lesson "); must succeed quietly.
 std::string run_in(const fs::path& dir, const std::string& args) {
@@ -74,7 +58,7 @@ std::set<std::string> entries(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("--npz out/causal.npz in a fresh directory: parents created, the dump's files, and a re-run replaces it") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz-cli"};
   // One run writing both: the manifests then record the same command, so every byte must agree.
   const std::string text = run_in(tmp.path, "causal --npz out/causal.npz --dump out/causal");
   CHECK(text.find("[1/10]") != std::string::npos);  // the text still goes to stdout
@@ -102,7 +86,7 @@ TEST_CASE("--npz out/causal.npz in a fresh directory: parents created, the dump'
 }
 
 TEST_CASE("--npz naming a directory: one line naming --npz, status 2, nothing printed or written") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz-cli"};
   fs::create_directories(tmp.path / "out/causal.npz");
   std::ofstream(tmp.path / "out/causal.npz/keep.txt") << "mine";
   const auto r = attn::testing::run({kAttn, "lesson", "causal", "--npz", (tmp.path / "out/causal.npz").string(), "--dump",
@@ -116,7 +100,7 @@ TEST_CASE("--npz naming a directory: one line naming --npz, status 2, nothing pr
 }
 
 TEST_CASE("--stage with --npz: only the selected stages' members, the same bytes as the full run's") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz-cli"};
   run_in(tmp.path, "causal --npz all.npz");
   run_in(tmp.path, "causal --stage 6 --npz part.npz --dump part");
   const auto all = members_of(tmp.path / "all.npz");
@@ -135,7 +119,7 @@ TEST_CASE("--stage with --npz: only the selected stages' members, the same bytes
 }
 
 TEST_CASE("--shapes-only --npz: the archive is manifest.json alone, as the dump is, and --format json still prints") {
-  TempDir tmp;
+  TempDir tmp{"attn-npz-cli"};
   const std::string json = run_in(tmp.path, "gqa --preset llama --npz plan.npz --dump plan --format json");
   CHECK(json.rfind("{\n  \"format\": ", 0) == 0);
   const auto plan = members_of(tmp.path / "plan.npz");

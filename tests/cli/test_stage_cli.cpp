@@ -13,8 +13,11 @@
 #include <sstream>
 
 #include "process.hpp"
+#include "scratch.hpp"
 
 namespace fs = std::filesystem;
+using attn::testing::read_file;
+using attn::testing::TempDir;
 
 namespace {
 
@@ -57,30 +60,11 @@ std::string stage_text(const std::string& text, int n, int total) {
   return text.substr(at, next == std::string::npos ? std::string::npos : next - at);
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
   return names;
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/attn-stage-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 
@@ -150,7 +134,7 @@ TEST_CASE("--stage with --format json: only those stages, each as in the full JS
 }
 
 TEST_CASE("--stage with --dump and --svg: only the selected stages' files, the same bytes as the full run's") {
-  TempDir tmp;
+  TempDir tmp{"attn-stage"};
   const fs::path all = tmp.path / "all", part = tmp.path / "part", svg_all = tmp.path / "svg_all",
                  svg_part = tmp.path / "svg_part";
   output_of({"lesson", "causal", "--dump", all.string(), "--svg", svg_all.string()});
@@ -169,7 +153,7 @@ TEST_CASE("--stage with --dump and --svg: only the selected stages' files, the s
 }
 
 TEST_CASE("a bad --stage: one line naming --stage and what was expected, status 2, nothing printed or written") {
-  TempDir tmp;
+  TempDir tmp{"attn-stage"};
   struct Bad {
     std::vector<std::string> args;
     std::vector<std::string> says;
