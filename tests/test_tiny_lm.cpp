@@ -44,24 +44,8 @@ xt::xtensor<float, N> ids_as_float(const xt::xtensor<std::size_t, N>& ids) {
   return xt::cast<float>(ids);
 }
 
-// The fixture's *_weight files hold the parameters after its SGD step (p -= 0.5 * grad), not
-// before: checked with /usr/bin/python3 against nn.Embedding(7, 8) drawn after
-// torch.manual_seed(13). So the weights drawn here are compared as p - 0.5 * grad.
-void check_weights_after_sgd(TinyLm m) {
-  const TinyLm grads = [] {
-    TinyLm g = zeros_like(fixture_model());
-    g.tok = load_fixture<2>("grad_tinylm__tok_weight_grad.npy");
-    g.pos = load_fixture<2>("grad_tinylm__pos_weight_grad.npy");
-    g.blocks[0].W_query.weight = load_fixture<2>("grad_tinylm__W_query_weight_grad.npy");
-    g.blocks[0].W_key.weight = load_fixture<2>("grad_tinylm__W_key_weight_grad.npy");
-    g.blocks[0].W_value.weight = load_fixture<2>("grad_tinylm__W_value_weight_grad.npy");
-    g.blocks[0].out_proj.weight = load_fixture<2>("grad_tinylm__out_proj_weight_grad.npy");
-    g.blocks[0].out_proj.bias = load_fixture<1>("grad_tinylm__out_proj_bias_grad.npy");
-    g.unembed.weight = load_fixture<2>("grad_tinylm__unembed_weight_grad.npy");
-    return g;
-  }();
-  for (const Param& p : tiny_lm_params(m, grads))
-    for (std::size_t i = 0; i < p.size; ++i) p.value[i] -= 0.5f * p.grad[i];
+// The fixture's *_weight files hold the parameters as drawn, before its SGD step.
+void check_weights_as_drawn(const TinyLm& m) {
   CHECK(differences(m.tok, load_fixture<2>("grad_tinylm__tok_weight.npy"), 1e-6) == "");
   CHECK(differences(m.pos, load_fixture<2>("grad_tinylm__pos_weight.npy"), 1e-6) == "");
   CHECK(differences(m.blocks[0].W_query.weight, load_fixture<2>("grad_tinylm__W_query_weight.npy"), 1e-6) == "");
@@ -78,7 +62,7 @@ TEST_CASE("make_tiny_lm draws PyTorch's weights and randint draws its ids") {
   const TinyLm m = fixture_model();
   CHECK(m.parameters() == 7 * 8 + 5 * 8 + 4 * 64 + 8 + 7 * 8);
   CHECK(m.tok(0, 0) == doctest::Approx(0.43715855f).epsilon(1e-6));  // nn.Embedding(7, 8).weight[0, 0], printed by PyTorch
-  check_weights_after_sgd(m);
+  check_weights_as_drawn(m);
   Ids ids, targets;
   fixture_data(ids, targets);
   CHECK(differences(ids_as_float(ids), load_fixture<2>("grad_tinylm__ids.npy"), 0.0) == "");
@@ -112,8 +96,13 @@ TEST_CASE("the forward pass, the loss and every gradient match PyTorch's grad_ti
   for (const Param& p : tiny_lm_params(m, g.params))
     for (std::size_t i = 0; i < p.size; ++i) p.value[i] -= 0.5f * p.grad[i];
   const float after = tiny_lm_loss(tiny_lm_forward(m, ids), targets);
-  CHECK(differences(m.tok, load_fixture<2>("grad_tinylm__tok_weight.npy"), 1e-6) == "");
-  CHECK(differences(m.unembed.weight, load_fixture<2>("grad_tinylm__unembed_weight.npy"), 1e-6) == "");
+  // The step went through the list: each parameter is now the fixture's drawn value minus half
+  // the fixture's gradient.
+  const Mat tok_stepped = load_fixture<2>("grad_tinylm__tok_weight.npy") - 0.5f * load_fixture<2>("grad_tinylm__tok_weight_grad.npy");
+  const Mat unembed_stepped =
+      load_fixture<2>("grad_tinylm__unembed_weight.npy") - 0.5f * load_fixture<2>("grad_tinylm__unembed_weight_grad.npy");
+  CHECK(differences(m.tok, tok_stepped, 1e-6) == "");
+  CHECK(differences(m.unembed.weight, unembed_stepped, 1e-6) == "");
   CHECK(after == doctest::Approx(load_fixture<1>("grad_tinylm__loss_after_sgd.npy")(0)).epsilon(1e-5));
 }
 
