@@ -491,7 +491,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
   const CausalRun changed = forward(values, x_changed, W_query, W_key, W_value, d_out, /*keep_scores=*/false);
   {
     auto& s = out.stage("Nothing leaks from the future",
-                        "x'[:, T-1] = x[:, T-1] + 1;  context_vec' = causal_attention(x')");
+                        "x'[..., T-1, :] = x[..., T-1, :] + 1;  context_vec' = causal_attention(x')");
     view.in(s, "x'", x_changed);
     view.show(s, "context_vec'", changed.context_vec, tok);
     if (values) {

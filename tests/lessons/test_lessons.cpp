@@ -234,6 +234,16 @@ TEST_CASE("causal with defaults: the book's masked weights, and nothing leaks") 
   CHECK(leak.value == 0.0);
   CHECK(leak.bound == 0.0);
   CHECK(leak.passed);
+  // The equation indexes x's token axis, the second from last, which is right for x (T, d_in) and
+  // for a batch (B, T, d_in) alike; x[:, T-1] would index d_in without a batch (an IndexError in
+  // PyTorch for d_in < T).
+  int leak_stages = 0;
+  for (const auto& s : r.stages())
+    if (s.title == "Nothing leaks from the future") {
+      ++leak_stages;
+      CHECK(s.equation.rfind("x'[..., T-1, :] = x[..., T-1, :] + 1", 0) == 0);
+    }
+  CHECK(leak_stages == 1);
 }
 
 TEST_CASE("heads with defaults reproduces the book's MultiHeadAttention output") {
