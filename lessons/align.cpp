@@ -568,6 +568,9 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
     }
     rows.push_back({"all", "", f3(before.aligned), f3(after.aligned)});
     s.table({"source word", "target words", "aligned before", "aligned after"}, rows);
+    s.note("\"aligned before\" is the untrained model (" + f3(before.aligned) + " in all): where its argmax "
+           "lands is decided by the random weights, not by anything learned; a uniformly random column "
+           "would score " + f3(before.chance) + ".");
     s.check("held-out token accuracy is at least " + format_option_value(kMinAccuracy) +
                 " (chance is 1/" + num(V_out) + ")",
             "accuracy", after.accuracy, Relation::AtLeast, kMinAccuracy);

@@ -211,12 +211,12 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
                          " to " + sci(first_long) + " at S = " + std::to_string(kLengths[4]);
     if (first_long == 0.0)
       fading += ": as the sentence grows, the first word's influence on c shrinks until it underflows "
-                "float32 to exactly 0, and by the time the decoder starts, the beginning of a long "
-                "sentence is gone.";
+                "float32 to exactly 0, and by the time the decoder starts, this untrained RNN has lost the "
+                "beginning of a long sentence.";
     else if (decades >= 2.0)
       fading += ": the first word's influence on c shrinks by " + std::to_string(static_cast<int>(decades)) +
-                " orders of magnitude as the sentence grows, and by the time the decoder starts, the "
-                "beginning of a long sentence is nearly gone.";
+                " orders of magnitude as the sentence grows, and by the time the decoder starts, this "
+                "untrained RNN has nearly lost the beginning of a long sentence.";
     else if (decades > 0.0)
       fading += ": the first word's influence on c shrinks as the sentence grows, by less than two orders "
                 "of magnitude with this encoder.";
@@ -225,6 +225,10 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
     s.note("The sentences are made-up words w1 .. wS with their own seeded vectors, read by the same "
            "encoder. The numbers going in grow with S; the numbers coming out stay " + dh + ". And " +
            fading);
+    s.note("The encoder here is untrained, with small random weights. A trained LSTM or GRU fades far more "
+           "slowly, because its gates learn to carry a value across many steps unchanged (which is why "
+           "2014's encoder-decoders used them); it still hands the decoder one vector of the same size "
+           "whatever the sentence's length.");
     s.note("This is what attention removes: instead of one c, the decoder will look back at every "
            "h_j, with weights it chooses per target word (next: attn lesson bahdanau).");
   }

@@ -307,8 +307,9 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
       s.note(moved == 0.0 ? std::string("With shift 0 the positions did not move, so this stage shows nothing new: "
                                         "try --shift 5.")
                           : "The rotated vectors themselves did change (max |q_rope_shifted - q_rope| = " + f(moved, 4) +
-             "): what survives the shift is each dot product, because it depends only on i - j. This is why a "
-             "model can use a KV cache of rotated keys and why absolute position is invisible to the scores.");
+             "): what survives the shift is each dot product, because it depends only on i - j. This is why "
+             "absolute position is invisible to the scores. (A KV cache may keep keys already rotated for "
+             "another reason: a key's rotation depends only on its own position, which never changes.)");
     }
   }
 
