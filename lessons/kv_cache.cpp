@@ -43,6 +43,7 @@ constexpr std::uint64_t kMaxWork = std::uint64_t{1} << 31;
 // Llama-3.2-3B's attention (config.json): 28 layers, hidden 3072, 24 query heads, 8 kv heads of 128.
 constexpr std::uint64_t kLlamaLayers = 28;
 const AttentionDims kLlama{3072, 24, 8, 128, 3072};
+constexpr std::uint64_t kLlamaIntermediate = 8192;  // its MLP's width (gate, up: 3072 -> 8192; down back)
 
 // A shape for Stage::in when no tensor of it exists (the cache before a step).
 struct ShapeOnly {
@@ -195,6 +196,11 @@ void cost_stage(report::Report& out, const AttentionDims& here, std::size_t B, s
          " cached tokens, reading the cache costs more than projecting the new token. Without it, the step at " +
          num(longest.keys) + " tokens redoes every earlier row: " + ratio_text(longest.without, longest.with) +
          " the work, over all 28 layers " + num(longest.without) + " multiply-adds for one token.");
+  const std::uint64_t mlp = 3 * kLlama.d_in * kLlamaIntermediate;  // gate, up and down: one token, one layer
+  s.note("The Llama rows count the attention block only (its four projections and the attention itself). "
+         "Each layer's MLP, left out, adds 3 x " + num(kLlama.d_in) + " x " + num(kLlamaIntermediate) + " = " +
+         num(mlp) + " multiply-adds per token, " + ratio_text(mlp, step0.projections) +
+         " the attention's projections, the same with a cache or without.");
   s.note("Over a whole generation the saving is smaller than at its last step, because early steps are cheap "
          "either way: per step the cached cost grows linearly with the cache and the uncached one quadratically, so "
          "at long contexts the totals grow as n^2 and n^3. A "
@@ -378,7 +384,11 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     if (rope)
       s.note("With RoPE (theta " + format_option_value(theta) +
              ") the keys are rotated by their positions before they are used; keys_full holds the rotated keys, "
-             "which is what a cache stores, so a decode step must rotate its new key to its own position t.");
+             "which is what a cache stores, so a decode step must rotate its new key to its own position t." +
+             std::string(d_k == 2 ? " With d_k = 2 RoPE has a single pair, whose frequency theta^0 = 1 is the same "
+                                    "for every theta: --rope-theta changes no number here (--d-in 32 gives d_k = 8, "
+                                    "where it does)."
+                                  : ""));
   }
 
   // Decoding: the cache starts with room for the prompt (or one position) and doubles when full.

@@ -305,3 +305,36 @@ TEST_CASE("refusals name the option and what was expected") {
   o.kv_heads = 3;
   CHECK_THROWS_WITH_AS(run_lesson("kv-cache", o), doctest::Contains("--kv-heads must divide --heads"), UsageError);
 }
+
+TEST_CASE("--rope-theta at d_k = 2: one pair, the same for every theta, and the lesson says so") {
+  // d_in 8 over 4 heads: d_k 2, one rotated pair whose frequency theta^0 = 1 ignores theta.
+  auto run = [](double theta, std::size_t d_in) {
+    LessonOptions o;
+    o.d_in = d_in;
+    o.own["--rope-theta"] = theta;
+    return run_lesson("kv-cache", o);
+  };
+  auto says_single_pair = [](const report::Report& r) {
+    for (const auto& s : r.stages())
+      for (const auto& n : notes(s))
+        if (n.find("RoPE has a single pair") != std::string::npos) return true;
+    return false;
+  };
+  const auto small_a = run(10000, 8), small_b = run(500000, 8);
+  CHECK(tensor(small_a, "output_full").values == tensor(small_b, "output_full").values);
+  CHECK(says_single_pair(small_a));
+  // d_in 32: d_k 8, four pairs; theta now moves the numbers, and the note is not printed.
+  const auto wide_a = run(10000, 32), wide_b = run(500000, 32);
+  CHECK(tensor(wide_a, "output_full").values != tensor(wide_b, "output_full").values);
+  CHECK_FALSE(says_single_pair(wide_a));
+}
+
+TEST_CASE("the cost tables say the Llama rows leave the MLP out, with its count") {
+  bool said = false;
+  for (const auto& s : run_lesson("kv-cache").stages())
+    for (const auto& n : notes(s))
+      // 3 x 3072 x 8192 (gate, up, down) against 3072 x (3072 + 1024 + 1024 + 3072) for q, k, v, o.
+      said = said || (n.find("MLP, left out, adds 3 x 3,072 x 8,192 = 75,497,472") != std::string::npos &&
+                      n.find("3.00x the attention's projections") != std::string::npos);
+  CHECK(said);
+}
