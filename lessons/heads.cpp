@@ -514,9 +514,15 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                  max_abs_diff(*output_wrong, *output), Relation::AtLeast, rounding_tolerance(*output),
                  "these weights give the same numbers either way, so only a test with other weights would "
                  "catch the mistake");
-    s.note(std::string("The view is legal (same number of values), so nothing fails: the shape is right and "
-                       "the numbers are wrong. Head 0's rows are consecutive pieces of the first tokens' rows "
-                       "(the table), so tokens and heads are mixed") +
+    // Head 0 holds the first T * d_k values of queries' (T, d_out) rows: tokens 0 .. last_token.
+    const std::size_t source_tokens = (T * d_k - 1) / d_out + 1;
+    const std::string sources = source_tokens == 1
+                                    ? "all " + std::to_string(T) + " come from token 0's row alone"
+                                    : "they come from the first " + std::to_string(source_tokens) + " tokens' rows";
+    s.note("The view is legal (same number of values), so nothing fails: the shape is right and the numbers are "
+           "wrong. Head 0's rows are consecutive runs of " + std::to_string(d_k) + (d_k == 1 ? " value" : " values") +
+           " of queries (the table): " +
+           sources + ", so tokens and heads are mixed" +
            (causal ? " and the causal mask no longer lines up with real positions." : "."));
   }
 

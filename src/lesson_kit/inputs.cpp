@@ -98,15 +98,15 @@ TokenInput embed_tokens(std::vector<std::string> tokens, std::size_t d_in, bool 
   } else {
     in.origin = !book_vectors ? "Each word gets its own vector"
                 : d_in == 3 ? "Each word without a book embedding gets its own vector"
-                            : "The book's embeddings are 3-d, so with d_in = " + std::to_string(d_in) +
-                                  " every word gets its own vector";
+                            : "Raschka's book gives its six words 3-d embeddings (ch. 3.3), so with d_in = " +
+                                  std::to_string(d_in) + " every word gets its own vector";
     in.origin += ", the same every time (a repeated word repeats it): torch.manual_seed(seed); "
                  "torch.rand(" + std::to_string(d_in) + "), seed = fnv1a32(word):";
     constexpr std::size_t kListed = 8;  // a long input lists its first words only
     for (std::size_t i = 0; i < seeded.size() && i < kListed; ++i)
       in.origin += std::string(i ? ", " : " ") + seeded[i].first + ": " + std::to_string(seeded[i].second);
     if (seeded.size() > kListed) in.origin += " and " + std::to_string(seeded.size() - kListed) + " more";
-    in.origin += from_book == 0 ? "." : ". The others are the book's 3-d embeddings.";
+    in.origin += from_book == 0 ? "." : ". The others are Raschka's 3-d embeddings from the book.";
   }
   return in;
 }

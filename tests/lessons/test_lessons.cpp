@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "lesson_kit/inputs.hpp"
+#include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/shared_options.hpp"
 #include "report_lookup.hpp"
@@ -341,4 +342,22 @@ TEST_CASE("causal with scores near -2e9: the questions answer no, with the reaso
   // The invariants still hold: a question answered no is not a failure.
   for (const auto& c : checks(r))
     if (!c.question) CHECK_MESSAGE(c.passed, c.text);
+}
+
+TEST_CASE("heads: the reshape mistake's note names the tokens head 0's rows really come from") {
+  // Head 0 of queries.view(B, h, T, d_k) holds the first T * d_k values of the (T, d_out) rows:
+  // tokens 0 .. (T * d_k - 1) / d_out.
+  auto mistake_note = [](const report::Report& r) {
+    for (const auto& s : r.stages())
+      if (s.title == "The mistake: reshape without the transpose")
+        for (const auto& n : notes(s))
+          if (n.find("Head 0's rows") != std::string::npos) return n;
+    return std::string();
+  };
+  // Defaults: T 6, d_out 2, two heads of d_k 1: flat values 0..5 are tokens 0, 0, 1, 1, 2, 2.
+  CHECK(mistake_note(run_lesson("heads")).find("they come from the first 3 tokens' rows") != std::string::npos);
+  // Llama-3.2-3B's sizes: 9 tokens of d_k 128 fill 1,152 values, inside token 0's 3,072.
+  LessonOptions llama;
+  apply_preset("llama", "heads", false, llama);
+  CHECK(mistake_note(run_lesson("heads", llama)).find("all 9 come from token 0's row alone") != std::string::npos);
 }
