@@ -327,6 +327,11 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
     }
     s.table({"pair", "dims (half)", "inv_freq", "wavelength (tokens)", "turns over positions 0.." + std::to_string(T - 1)},
             rows);
+    if (rows.size() < P)
+      s.note("The table samples " + std::to_string(rows.size()) + " of the " + std::to_string(P) +
+             " pairs: the fastest, one in the middle and the slowest; the wavelengths of the others lie between, "
+             "growing by theta^(2/d_k) = " + f(std::pow(static_cast<double>(theta), 2.0 / static_cast<double>(d_k)), 3) +
+             "x from one pair to the next.");
     const double w_first = 2.0 * kPi / inv_freq(0);
     const double w_last = 2.0 * kPi / inv_freq(P - 1);
     const double w_llama3 = 2.0 * kPi / rope_inv_freq(d_k, 500000.0f)(P - 1);
