@@ -634,6 +634,16 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
            " its materialised scores and weights take " + human_bytes(mid.materialised) + "; the tiled pass keeps " +
            with_commas(mid.scratch) + " bytes of scratch, reused by every head, besides the " +
            human_bytes(mid.output) + " output both routes write.");
+    // A GPU kernel also stages tiles of q, k and v and the running output in on-chip memory; this
+    // CPU pass reads q, k and v in place and writes the output directly, so its scratch has none.
+    const std::uint64_t staged = static_cast<std::uint64_t>(2 * mid.tile_q + 2 * mid.tile_k) * mid.d_k * sizeof(float);
+    s.note("The scratch column counts what this CPU pass allocates: it reads q, k and v where they are and "
+           "writes the output directly. A GPU kernel also copies a tile of q, of k and of v and the running "
+           "output into on-chip memory: (2 * " + num(mid.tile_q) + " + 2 * " + num(mid.tile_k) + ") * " +
+           num(mid.d_k) + " * 4 = " + with_commas(staged) + " bytes more at Llama-3.2-3B's tiles, so " +
+           with_commas(mid.scratch + staged) + " in all and a ratio of " +
+           times(static_cast<double>(mid.materialised) / static_cast<double>(mid.scratch + staged)) + " at T " +
+           with_commas(mid.T) + ", still independent of T.");
     s.note(causal ? "Causal, the skipped tiles are work saved too: " + with_commas(mid.skipped) + " of " +
                         with_commas(mid.tiles) + " key tiles per head (" +
                         report::fixed(100.0 * static_cast<double>(mid.skipped) / static_cast<double>(mid.tiles), 1) +

@@ -320,3 +320,15 @@ TEST_CASE("flash: one token, tiles past T, and a block past the end refused") {
                        "--block is past the last query block (--block: 0..3 (8 queries in blocks of 2) vs 4)",
                        UsageError);
 }
+
+TEST_CASE("flash: the memory stage says what its scratch leaves out, with a GPU kernel's tiles counted") {
+  // Llama-3.2-3B at T 8192: 24 heads * 2 * 8192^2 * 4 bytes materialised; 64 x 64 tiles of d_k 128:
+  // s tile 64 * 64 and m, l, alpha (3 * 64) floats = 17,152 bytes, plus q, k, v and o tiles
+  // (2 * 64 + 2 * 64) * 128 * 4 = 131,072 bytes: 148,224 bytes, a ratio of 12 GiB / 148,224 = 86,929.
+  bool said = false;
+  for (const auto& s : run_lesson("flash").stages())
+    for (const auto& n : notes(s))
+      said = said || (n.find("= 131,072 bytes more") != std::string::npos &&
+                      n.find("so 148,224 in all and a ratio of 86,929x at T 8,192") != std::string::npos);
+  CHECK(said);
+}
