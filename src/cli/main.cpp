@@ -20,6 +20,7 @@
 #include "cli/terminal.hpp"
 #include "cli/verify.hpp"
 #include "core/heap.hpp"
+#include "io/npy.hpp"
 #include "io/text_matrix.hpp"
 #include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
@@ -506,6 +507,19 @@ int main(int argc, char** argv) {
   completion->add_option("shell", shell, "The shell: bash or zsh")->required();
 
   try {
+    // A first word that is no command: named, with the nearest command, before CLI11 parses (it
+    // would call it an unexpected argument, or print the general help for `attn lessons --help`).
+    if (argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> commands;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+      if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+        const std::string near = attn::closest_name(argv[1], commands);
+        std::string all;
+        for (const auto& c : commands) all += (all.empty() ? "" : ", ") + c;
+        throw UsageError("unknown command '" + attn::escaped_for_message(argv[1], 80, true) + "'" +
+                         (near.empty() ? " (expected one of: " + all + ")" : " (did you mean '" + near + "'?)"));
+      }
+    }
     app.parse(argc, argv);
     int status = 0;
     if (app.got_subcommand("list")) {

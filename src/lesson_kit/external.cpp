@@ -1,5 +1,6 @@
 // Where a lesson's x and weights come from: --input, --tokens sentences, --weights DIR, or the seed
 // (declarations and the full story in external.hpp).
+#include "lesson_kit/numbers.hpp"
 #include "lesson_kit/external.hpp"
 
 #include <cctype>
@@ -103,8 +104,9 @@ InputSizes check_input_shape(const LessonOptions& opts, const Shape& shape, cons
     throw UsageError("--seq-len disagrees with --input", "--seq-len", std::to_string(in.T) + " (from " + source + ")",
                      std::to_string(*opts.seq_len));
   if (opts.tokens && opts.tokens->size() != in.T)
-    throw UsageError("--tokens does not label every row of --input", "--tokens", std::to_string(in.T) + " words",
-                     std::to_string(opts.tokens->size()));
+    throw UsageError("--tokens does not label every row of --input", "--tokens",
+                     one_word_each(in.T, "row"),
+                     words_given(opts.tokens->size()));
   return in;
 }
 

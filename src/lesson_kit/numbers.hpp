@@ -34,6 +34,13 @@ inline std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+// What a word list must cover, for a refusal: "one word for each of its 5 rows", "one word for its
+// one row" (the count is the file's; the learner's count follows it as "3 words").
+inline std::string one_word_each(std::uint64_t n, const std::string& noun) {
+  return n == 1 ? "one word for its one " + noun : "one word for each of its " + std::to_string(n) + " " + noun + "s";
+}
+inline std::string words_given(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " word" : " words"); }
+
 // a / b as "3.00x".
 inline std::string ratio_text(std::uint64_t a, std::uint64_t b) {
   char buf[32];

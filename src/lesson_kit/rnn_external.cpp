@@ -1,4 +1,5 @@
 // --states DIR and --weights DIR for the RNN lessons, checked against each other (rnn_external.hpp).
+#include "lesson_kit/numbers.hpp"
 #include "lesson_kit/rnn_external.hpp"
 
 namespace attn {
@@ -88,11 +89,13 @@ RnnStates rnn_states(const LessonOptions& opts, const std::string& query, const 
   st.queries = as_matrix(q, st.T, st.d_s);  // (T, d_s)
 
   if (opts.src && opts.src->size() != st.S)
-    throw UsageError("--src does not label every row of H.npy", "--src", num(st.S) + " words",
-                     num(opts.src->size()));
+    throw UsageError("--src does not label every row of H.npy", "--src",
+                     one_word_each(st.S, "row"),
+                     words_given(opts.src->size()));
   if (opts.tgt && opts.tgt->size() != st.T)
-    throw UsageError("--tgt does not label every decoder state in " + qfile, "--tgt", num(st.T) + (st.T == 1 ? " word" : " words"),
-                     num(opts.tgt->size()));
+    throw UsageError("--tgt does not label every decoder state in " + qfile, "--tgt",
+                     one_word_each(st.T, "state"),
+                     words_given(opts.tgt->size()));
   for (std::size_t j = 0; j < st.S; ++j) st.src.push_back(opts.src ? (*opts.src)[j] : row_prefix + num(j + 1));
   for (std::size_t i = 0; i < st.T; ++i)
     st.tgt.push_back(opts.tgt ? (*opts.tgt)[i] : (vector ? query : query + "[" + num(i) + "]"));

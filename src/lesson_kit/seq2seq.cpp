@@ -1,4 +1,5 @@
 // The encoder-decoder lessons' shared setup: sentences, embeddings, sizes (seq2seq.hpp).
+#include "lesson_kit/numbers.hpp"
 #include "lesson_kit/seq2seq.hpp"
 
 namespace attn {
@@ -23,8 +24,9 @@ void check_source_shape(const LessonOptions& opts, const Shape& shape, const std
     throw UsageError("--d-in disagrees with --input", "--d-in", std::to_string(d_in) + " (from " + source + ")",
                      std::to_string(*opts.d_in));
   if (complete && opts.src && opts.src->size() != S)
-    throw UsageError("--src does not label every row of --input", "--src", std::to_string(S) + " words",
-                     std::to_string(opts.src->size()));
+    throw UsageError("--src does not label every row of --input", "--src",
+                     one_word_each(S, "row"),
+                     words_given(opts.src->size()));
 }
 
 namespace {

@@ -114,6 +114,11 @@ TEST_CASE("bad input: options") {
   Scratch tmp;
   const std::vector<Case> cases = {
       {{"lesson", "causal", "--bogus"}, {"--bogus"}},
+      // An unknown command is named with the nearest one, also when --help follows it.
+      {{"lessons"}, {"unknown command 'lessons' (did you mean 'lesson'?)"}},
+      {{"lessons", "--help"}, {"unknown command 'lessons' (did you mean 'lesson'?)"}},
+      {{"xyzzy", "--help"}, {"unknown command 'xyzzy' (expected one of: list, lesson,"}},
+      {{"\x1b[2J"}, {"unknown command '\\x1b[2J'"}},
       {{"lesson", "causal", "--seed"}, {"--seed needs a value"}},
       {{"lesson", "causal", "--seed", "1", "--seed", "2"}, {"--seed was given more than once"}},
       {{"lesson", "causal", "--seed", "x1"}, {"--seed", "'x1'"}},

@@ -386,8 +386,12 @@ TEST_CASE("the RNN lessons refuse missing, misshaped and conflicting tensors in 
       {{"luong", "--states", st, "--d-in", "4"}, "--d-in and --states contradict"},
       {{"bahdanau", "--states", st, "--weights", w, "--weights-layout", "torch", "--seed", "3"},
        "--seed has nothing to draw"},
-      {{"bahdanau", "--states", st, "--src", "a b"}, "--src does not label every row of H.npy (--src: 6 words vs 2)"},
+      {{"bahdanau", "--states", st, "--src", "a b"}, "--src does not label every row of H.npy (--src: one word for each of its 6 rows vs 2 words)"},
       {{"luong", "--states", st, "--tgt", "a b"}, "--tgt does not label every decoder state in h_t.npy"},
+      // The count expected is the file's, the count given is the learner's; each says whose it is.
+      {{"luong", "--states", st, "--tgt", "a b"}, "(--tgt: one word for its one state vs 2 words)"},
+      {{"causal", "--input", std::string(ATTN_TEST_DATA) + "/mha_causal_nobias__x.npy", "--tokens", "a b c"},
+       "--tokens does not label every row of --input (--tokens: one word for each of its 5 rows vs 3 words)"},
       {{"bottleneck", "--states", st}, "lesson 'bottleneck' does not take --states"},
       {{"bottleneck", "--weights", w}, "lesson 'bottleneck' does not take --weights"},
       {{"causal", "--states", st}, "lesson 'causal' does not take --states"},
