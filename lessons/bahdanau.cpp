@@ -25,6 +25,7 @@
 #include "core/rnn.hpp"
 #include "core/scoring.hpp"
 #include "core/softmax.hpp"
+#include "lesson_kit/recipe.hpp"
 #include "lesson_kit/checks.hpp"
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/rnn_external.hpp"
@@ -151,7 +152,7 @@ void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
   reproduce.push_back("alpha = torch.softmax(e, dim=-1); c = alpha @ H");
   out.header = {"bahdanau", "Bahdanau attention: additive scoring",
                 "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
-                setting, reproduce};
+                setting, recipe::with_imports(reproduce)};
 
   {
     auto& s = out.stage("The encoder and decoder states, from --states",
@@ -278,7 +279,7 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
                       (opts.input ? ", for the target words and <s>" : ""));
   out.header = {"bahdanau", "Bahdanau attention: additive scoring",
                 "Bahdanau, Cho, Bengio (2014), as told in Evolution of Attention Mechanism and by Rakesh",
-                setting, reproduce};
+                setting, recipe::with_imports(reproduce)};
 
   // Every module, drawn from one generator in the order the header lists them (a module whose
   // weight comes from --weights is still drawn, as in PyTorch, then its weight is replaced).

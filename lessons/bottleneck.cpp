@@ -13,6 +13,7 @@
 
 #include "core/embedding.hpp"
 #include "core/rnn.hpp"
+#include "lesson_kit/recipe.hpp"
 #include "lesson_kit/checks.hpp"
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/rnn_external.hpp"
@@ -81,11 +82,11 @@ void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
                 "Evolution of Attention Mechanism (the RNN encoder-decoder); Rakesh, Transformer "
                 "Block - Multihead Attention (the drawbacks of the bottleneck)",
                 set.setting(),
-                {"torch.manual_seed(" + std::to_string(set.seed) + ")",
+                recipe::with_imports({"torch.manual_seed(" + std::to_string(set.seed) + ")",
                  "encoder = nn.RNNCell(" + din + ", " + dh + ")",
                  "decoder = nn.RNNCell(" + din + " + " + dh + ", " + dh + ")",
                  opts.input ? py_input_line(*opts.input)
-                            : "# x: each word's torch.manual_seed(fnv1a32(w.lower())); torch.rand(" + din + ")"}};
+                            : "# x: each word's torch.manual_seed(fnv1a32(w.lower())); torch.rand(" + din + ")"})};
 
   {
     auto& s = out.stage("A sentence and its translation, as vectors", "x_j = embed(source word j);  y_i = embed(target word i)");

@@ -23,6 +23,7 @@
 #include "core/rnn.hpp"
 #include "core/scoring.hpp"
 #include "core/softmax.hpp"
+#include "lesson_kit/recipe.hpp"
 #include "lesson_kit/checks.hpp"
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/rnn_external.hpp"
@@ -178,7 +179,7 @@ void luong_from_states(const LessonOptions& opts, report::Report& out) {
   out.header = {"luong", "Luong attention: dot, general and concat scores",
                 "Luong, Pham, Manning (2015), Effective Approaches to Attention-based Neural "
                 "Machine Translation, as told in Evolution of Attention Mechanism",
-                setting, reproduce};
+                setting, recipe::with_imports(reproduce)};
 
   {
     auto& s = out.stage("The encoder and decoder states, from --states",
@@ -296,7 +297,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   out.header = {"luong", "Luong attention: dot, general and concat scores",
                 "Luong, Pham, Manning (2015), Effective Approaches to Attention-based Neural "
                 "Machine Translation, as told in Evolution of Attention Mechanism",
-                setting, reproduce};
+                setting, recipe::with_imports(reproduce)};
 
   // Drawn in exactly the order of the reproduce lines above; a weight from --weights is drawn
   // too (as in PyTorch, where the module exists before its weight is replaced).

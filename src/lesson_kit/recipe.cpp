@@ -1,6 +1,8 @@
 // The "reproduce in PyTorch" lines rendered from the steps a lesson recorded (recipe.hpp).
 #include "lesson_kit/recipe.hpp"
 
+#include <cctype>
+
 // GCC 12 reports -Wmaybe-uninitialized inside std::variant's move constructor when a vector of
 // steps grows (a known false positive, GCC bug 105593 and relatives); nothing here is uninitialised.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -180,6 +182,22 @@ std::optional<std::uint64_t> Recipe::first_seed() const {
   for (const auto& s : steps_)
     if (const auto* seed = std::get_if<Seed>(&s)) return seed->seed;
   return std::nullopt;
+}
+
+std::vector<std::string> with_imports(std::vector<std::string> lines) {
+  // A word is used when it starts a line or follows a character that cannot be part of a name.
+  auto uses = [&](const std::string& prefix) {
+    for (const auto& line : lines) {
+      if (line.rfind("#", 0) == 0) continue;  // a comment line runs nothing
+      for (auto at = line.find(prefix); at != std::string::npos; at = line.find(prefix, at + 1))
+        if (at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> out = {uses("np.") ? "import numpy as np, torch" : "import torch"};
+  if (uses("nn.")) out.push_back("from torch import nn");
+  out.insert(out.end(), lines.begin(), lines.end());
+  return out;
 }
 
 std::vector<std::string> Recipe::lines() const {

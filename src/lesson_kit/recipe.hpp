@@ -106,6 +106,11 @@ class Recipe {
   std::vector<Step> steps_;
 };
 
+// Lines written by hand (the RNN lessons' headers), preceded by the imports they use, the way
+// Recipe::lines() starts: "import numpy as np, torch" when a line calls np., else "import torch",
+// then "from torch import nn" when a line uses nn., so the block runs as printed.
+std::vector<std::string> with_imports(std::vector<std::string> lines);
+
 // The shortest decimal that Python turns back into the same float32 ("0.1", "0.43", "1e-09").
 std::string float_literal(float v);
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -318,6 +319,70 @@ TEST_CASE("bahdanau and luong reproduce every tensor of the scores_rnn fixture f
              {"e_dot", "e_dot"}, {"e_general", "e_general"}, {"e_concat", "e_concat"}})
       check_against_fixture(l.out, shown, file);
     CHECK(l.out.find("manual_seed") == std::string::npos);
+  }
+}
+
+// The header's "reproduce in PyTorch" block as the learner pastes it: the lines under that heading.
+std::vector<std::string> reproduce_block(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "reproduce in PyTorch:") inside = true;
+    else if (inside && line.rfind("    ", 0) == 0) lines.push_back(line.substr(4));
+    else if (inside) break;
+  }
+  return lines;
+}
+
+// Whether every torch., nn. and np. in the block's code (comments aside) comes after the line that
+// imports it: pasted into Python, a block runs only then.
+bool imports_cover_uses(const std::vector<std::string>& block, std::string& why) {
+  bool torch = false, nn = false, np = false;
+  auto uses = [](const std::string& line, const std::string& prefix) {
+    for (auto at = line.find(prefix); at != std::string::npos; at = line.find(prefix, at + 1))
+      if (at == 0 || !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) return true;
+    return false;
+  };
+  for (const auto& line : block) {
+    const std::string code = line.substr(0, line.find('#'));
+    if (code.rfind("import ", 0) == 0 || code.rfind("from ", 0) == 0) {
+      torch = torch || code.find("torch") != std::string::npos;
+      np = np || code.find("numpy as np") != std::string::npos;
+      nn = nn || code.find("from torch import nn") != std::string::npos;
+      continue;
+    }
+    if ((uses(code, "torch.") && !torch) || (uses(code, "nn.") && !nn) || (uses(code, "np.") && !np)) {
+      why = "used before its import: " + line;
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST_CASE("the RNN lessons' reproduce blocks import what they use, in every mode") {
+  RnnFixtureDirs dirs(false);
+  const std::string st = dirs.states.string(), w = dirs.weights.string(), x = std::string(ATTN_TEST_DATA) + "/scores_rnn__H.npy";
+  const std::vector<std::vector<std::string>> runs = {
+      {"bottleneck"}, {"bahdanau"}, {"luong"},
+      {"bottleneck", "--input", x}, {"bahdanau", "--input", x}, {"luong", "--input", x},
+      {"bahdanau", "--states", st}, {"luong", "--states", st},
+      {"bahdanau", "--states", st, "--weights", w, "--weights-layout", "torch"},
+      {"luong", "--states", st, "--weights", w, "--weights-layout", "torch"},
+  };
+  for (const auto& args : runs) {
+    std::vector<std::string> argv = {"lesson"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = attn_run(argv);
+    std::string line = "attn";
+    for (const auto& a : argv) line += " " + a;
+    CAPTURE(line);
+    CAPTURE(r.err);
+    REQUIRE(r.status == 0);
+    const auto block = reproduce_block(r.out);
+    REQUIRE(!block.empty());
+    std::string why;
+    CHECK_MESSAGE(imports_cover_uses(block, why), why);
   }
 }
 
