@@ -621,7 +621,7 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
                         "* 4 bytes (one tile of s, then m, l, alpha)");
     s.table({"setting", "T x T scores + weights", "tiled scratch", "ratio"}, cells);
     if (values)
-      s.check("this run allocated what flash_scratch_bytes predicts", "|measured - predicted| bytes",
+      s.check("this run allocated the scratch the formula above predicts", "|measured - predicted| bytes",
               std::fabs(static_cast<double>(stats.scratch_bytes) - static_cast<double>(here.scratch)), Relation::AtMost, 0.0);
     double spread = 0.0;
     for (std::size_t r = 2; r < rows.size(); ++r)

@@ -201,7 +201,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
 
   const auto k_rep = hold(values, {B, h, T, d_k}, [&] { return repeat_kv_heads(*k_heads, groups); });  // (B, h_kv, T, d_k) -> (B, h, T, d_k)
   {
-    auto& s = out.stage("The copy PyTorch code makes, and why core does not need it",
+    auto& s = out.stage("The copy PyTorch code makes, and why reading in place does not need it",
                         "k_rep = k_heads.repeat_interleave(h // h_kv, dim=1)   # likewise v_rep\n"
                         "context = softmax(causal(q_heads @ k_rep.transpose(2, 3)) / sqrt(d_k)) @ v_rep");
     s.in("k_heads", k_heads);

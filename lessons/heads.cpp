@@ -296,11 +296,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                {"fast path: context + score blocks", shape_str({B, T, d_out}) + " + " +
                     std::to_string(kFastScratchThreads) + " x " + shape_str({kDefaultBlock, T}),
                 report::bytes(fast)}});
-      s.note("The fast path (attention_context, src/core/fast_attention.hpp) computes the same context "
-             "without any (T, T) tensor: each thread scores a block of " + std::to_string(kDefaultBlock) +
-             " query rows against the keys they may see, takes the softmax there and multiplies by the values "
-             "at once (the table assumes " + std::to_string(kFastScratchThreads) +
-             " threads). Its memory grows with T, not with T x T.");
+      s.note("A fast path computes the same context without any (T, T) tensor: it scores a block of " +
+             std::to_string(kDefaultBlock) + " query rows at a time against the keys they may see, takes the softmax "
+             "there and multiplies by the values at once, so it holds one (" + std::to_string(kDefaultBlock) +
+             ", T) block for each processor working on it (the table counts " + std::to_string(kFastScratchThreads) +
+             "). Its memory grows with T, not with T x T.");
     }
   }
   {

@@ -344,7 +344,7 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     step_table(s, rows);
     s.note("Computing these sizes would take " + num(static_cast<std::uint64_t>(work)) +
            " multiply-adds (the full causal pass plus every step), more than this lesson runs (" + num(kMaxWork) +
-           "), so --shapes-only shows the plan: every shape, and the storage's capacity from core's own KvCache grown "
+           "), so --shapes-only shows the plan: every shape, and the storage's capacity from this lesson's own cache grown "
            "step by step (when it doubles depends on its length only), but no numbers and no checks on them. Try a "
            "shorter --seq-len or a smaller --d-in for those.");
     s.note("The storage was reallocated " + times(growth.reallocations) + " over " + str(T - P) +

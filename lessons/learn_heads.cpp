@@ -97,7 +97,7 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
                 {"seed " + S, "steps " + Ss, "lr " + lr_text, "batch " + std::to_string(B), "tokens " + std::to_string(T),
                  "vocab " + std::to_string(V), "d " + std::to_string(d), "heads " + std::to_string(h),
                  "layers " + std::to_string(kLayers)},
-                {"# TinyLm, make_batch, train: docs/learn-heads.md (tests/data/train/learn_heads.py); with them:",
+                {"# TinyLm, make_batch, train: defined on the lesson's page, docs/learn-heads.md; with them:",
                  "torch.manual_seed(" + S + ")",
                  "model = TinyLm(vocab=32, context=24, d=32, heads=2, layers=2)",
                  "nn.init.uniform_(model.tok.weight, -math.sqrt(3), math.sqrt(3))",
@@ -242,8 +242,8 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
             "the loss's derivative",
             "|rate / |g| - 1|", std::fabs(rate / gnorm - 1.0), Relation::AtMost, 1e-4);
     s.note("|g| = " + report::scientific(gnorm, 3) + "; the float32 difference quotient gives " +
-           report::scientific(rate, 3) + ". Every gradient is written out by hand in src/core/grad/ and tested "
-           "against finite differences in double and against PyTorch's autograd (tests/test_grad.cpp, test_tiny_lm.cpp).");
+           report::scientific(rate, 3) + ". Every gradient is written out by hand, not taken from an autograd library, and tested "
+           "against finite differences in double and against PyTorch's autograd (docs/architecture.md says where).");
   }
 
   // ---- 5. one update

@@ -917,3 +917,24 @@ TEST_CASE("every command of the README's 'Using it' block runs, with exit status
   CHECK(std::filesystem::exists(dir + "/out/causal/manifest.json"));  // --dump made out/ itself
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("lesson screens keep implementation words off: no source paths, no internal names") {
+  // The golden outputs are every lesson's screen (the golden tests hold each run to its file), so
+  // reading them reads what a learner sees. Where the code lives belongs in docs/architecture.md.
+  const std::regex internal(R"((src|tests)/|\.(cpp|hpp)\b|\bcore\b|flash_scratch_bytes|)"
+                            R"(attention_context|fast_attention|KvCache|\bthe gqa fixture\b)");
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/tests/golden")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".txt" || name == "cases.txt" || name == "CMakeLists.txt") continue;
+    ++files;
+    std::ifstream in(entry.path());
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      CAPTURE(entry.path().filename().string() + ":" + std::to_string(n));
+      CHECK_MESSAGE(!std::regex_search(line, internal), line);
+    }
+  }
+  CHECK(files >= 14);  // one per lesson at least
+}
