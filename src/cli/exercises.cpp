@@ -602,9 +602,10 @@ Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, 
     return Outcome::Failed;
   }
   if (run.status > 128) {
-    verdict("the program crashed (signal " + std::to_string(run.status - 128) + ", " + strsignal(run.status - 128) +
-            "). Often an index past the end of a tensor, for example one made with the wrong shape, in " +
-            file + "." + unchanged);
+    const int sig = run.status - 128;
+    const std::string cause = crash_cause(sig);
+    verdict("the program crashed (signal " + std::to_string(sig) + ", " + strsignal(sig) + ")" +
+            (cause.empty() ? ", in " + file + "." : ". " + cause + ", in " + file + ".") + unchanged);
     return Outcome::Failed;
   }
   const std::string cut = run.marker.empty() ? "" : " Its output was cut (see above).";
@@ -658,6 +659,25 @@ int check_exercise(const ExercisePaths& paths, const std::string& name, std::ost
     }
     return o == Outcome::Passed ? 0 : 1;
   });
+}
+
+std::string crash_cause(int signal) {
+  switch (signal) {
+    case SIGSEGV:
+    case SIGBUS:
+      return "Often an index past the end of a tensor (one made with the wrong shape, or a loop bound off by "
+             "one), or a reference to a tensor that no longer exists";
+    case SIGFPE:
+      return "An arithmetic fault: an integer division or remainder by zero (a size or a count that came out 0)";
+    case SIGABRT:
+      return "The program stopped itself: an exception nothing caught, a failed assert, or the C++ library "
+             "finding memory written past a tensor's end";
+    case SIGILL:
+      return "An illegal instruction: a trap the compiler put where code must never run (some compilers "
+             "put one at the end of a function that should return a value and has no return)";
+    default:
+      return "";
+  }
 }
 
 int print_hint(const ExercisePaths& paths, const std::string& name, std::ostream& out) {

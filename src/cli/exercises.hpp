@@ -107,4 +107,9 @@ int watch_exercises(const ExercisePaths& paths, const std::string& start, std::o
 // attn hint NAME: the hint, never the solution.
 int print_hint(const ExercisePaths& paths, const std::string& name, std::ostream& out);
 
+// What usually makes an exercise program die by `signal`, in a sentence for the learner ("" when
+// nothing useful can be said): SIGSEGV/SIGBUS an index past a tensor's end, SIGFPE an integer
+// division by zero, SIGABRT an uncaught exception or failed assert, SIGILL a compiler's trap.
+std::string crash_cause(int signal);
+
 }  // namespace attn::cli

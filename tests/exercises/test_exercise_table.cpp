@@ -3,6 +3,7 @@
 // exercises; and CMake, which reads the same table, made a program for every row.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -134,4 +135,14 @@ TEST_CASE("a typo finds the nearest exercise, a name far from all finds none") {
   CHECK(attn::cli::closest_exercise(table(), "sotfmax-rows") == "softmax-rows");
   CHECK(attn::cli::closest_exercise(table(), "causal-mas") == "causal-mask");
   CHECK(attn::cli::closest_exercise(table(), "transformer") == "");
+}
+
+TEST_CASE("a crash is explained by its signal: arithmetic is not an index past the end") {
+  CHECK(attn::cli::crash_cause(SIGSEGV).find("index past the end") != std::string::npos);
+  CHECK(attn::cli::crash_cause(SIGBUS).find("index past the end") != std::string::npos);
+  CHECK(attn::cli::crash_cause(SIGFPE).find("division or remainder by zero") != std::string::npos);
+  CHECK(attn::cli::crash_cause(SIGFPE).find("index") == std::string::npos);
+  CHECK(attn::cli::crash_cause(SIGABRT).find("exception nothing caught") != std::string::npos);
+  CHECK(attn::cli::crash_cause(SIGILL).find("illegal instruction") != std::string::npos);
+  CHECK(attn::cli::crash_cause(SIGUSR1).empty());  // nothing claimed where nothing is known
 }
