@@ -322,17 +322,19 @@ TEST_CASE("--heatmap-scale row stretches a flat row over the whole ramp, global 
   row.view.scale = HeatmapScale::row;
   const std::string r = render_heatmap(t, row);
   CAPTURE(r);
-  // Its own min 0.24 is blank, its own max 0.26 '@', the two 0.25 halfway ('+': 1 + floor(0.5 * 9) = 5).
-  CHECK(grid_row(r, "b") == "b |  ++++@@|");
-  CHECK(grid_row(r, "a") == "a |@@....  |");  // 0.05 of 0.90: the first mark '.'
-  CHECK(contains(r, "scale: each row from its own min (blank) to its own max (@); .:-=+*#%@ climb in\n  9 equal steps\n"));
+  // Its smallest weight 0.24 takes the first mark '.', its largest 0.26 '@', the two 0.25 halfway
+  // ('+': 1 + floor(0.5 * 9) = 5). Blank is left to exact zeros.
+  CHECK(grid_row(r, "b") == "b |..++++@@|");
+  // Row a's range is 0.05..0.90, its masked 0 outside it: 0.05 is '.', the 0 blank.
+  CHECK(grid_row(r, "a") == "a |@@....  |");
+  CHECK(contains(r, "scale: each row from its smallest weight (.) to its largest (@), .:-=+*#%@ in 9\n  equal steps; blank is exactly 0\n"));
   CHECK_FALSE(contains(r, "0.9000"));  // no shared numbers: they would be wrong for every row but one
 
   row.color = ColorDepth::truecolor;
   const std::string c = render_heatmap(t, row);
   CHECK(contains(c, "scale: row min "));
   CHECK(contains(c, "row max"));
-  CHECK(contains(c, "scale: each row from its own min (dark) to its own max (bright)"));
+  CHECK(contains(c, "scale: each row from its smallest weight to its largest (bright); exactly 0 is"));
   // The flat row's ends are the map's ends.
   CHECK(contains(grid_row(c, "b"), viridis_background(0.0, ColorDepth::truecolor)));
   CHECK(contains(grid_row(c, "b"), viridis_background(1.0, ColorDepth::truecolor)));
@@ -348,10 +350,16 @@ TEST_CASE("--heatmap-scale row: positions per row, a row of one value mid-scale,
   CHECK(set.per_row);
   CHECK(p.row_lo[1] == doctest::Approx(0.24));
   CHECK(p.row_hi[1] == doctest::Approx(0.26));
+  CHECK(scale_position(0.24f, set, p, 1) > 0.0);  // the row's smallest weight keeps a mark
   CHECK(scale_position(0.24f, set, p, 1) == doctest::Approx(0.0));
   CHECK(scale_position(0.25f, set, p, 1) == doctest::Approx(0.5).epsilon(1e-5));
   CHECK(scale_position(0.26f, set, p, 1) == doctest::Approx(1.0));
-  CHECK(scale_position(0.05f, set, p, 0) == doctest::Approx(0.05 / 0.90).epsilon(1e-5));
+  // Row a: range 0.05..0.90 over its weights; the exact 0 (a masked key) is the bottom itself.
+  CHECK(p.row_lo[0] == doctest::Approx(0.05));
+  CHECK(scale_position(0.05f, set, p, 0) > 0.0);
+  CHECK(scale_position(0.05f, set, p, 0) == doctest::Approx(0.0));
+  CHECK(scale_position(0.475f, set, p, 0) == doctest::Approx(0.5).epsilon(1e-5));
+  CHECK(scale_position(0.0f, set, p, 0) == 0.0);
   CHECK_FALSE(set.has_flat_row);
 
   t.values = {0.25f, 0.25f, 0.25f, 0.25f, NAN, NAN, NAN, NAN};
@@ -425,4 +433,68 @@ TEST_CASE("--head N: only head N of every batch entry") {
   CHECK_FALSE(contains(h, "[0, 1]"));
   view.head = 3;
   CHECK(panels_of(t, view).panels.empty());  // past the last head: nothing (the CLI refuses it first)
+}
+
+TEST_CASE("--heatmap-scale auto (the default): rows near uniform are stretched, and the legend says why") {
+  // Causal weights within 15% of 1/k for the k keys each row sees: a wall on the global scale.
+  TensorItem t;
+  t.name = "attn_weights";
+  t.shape = {3, 3};
+  t.values = {1.0f, 0.0f, 0.0f,  //
+              0.52f, 0.48f, 0.0f,  //
+              0.35f, 0.32f, 0.33f};
+  t.row_labels = t.col_labels = {"a", "b", "c"};
+  t.attention = true;
+  const PanelSet set = panels_of(t);
+  CHECK(set.auto_row);
+  CHECK(set.per_row);
+  const std::string h = render_heatmap(t, HeatmapOptions{});
+  CAPTURE(h);
+  CHECK(grid_row(h, "a") == "a |@@    |");  // its one weight, beside masked keys, is its row's top
+  CHECK(grid_row(h, "b") == "b |@@..  |");
+  CHECK(grid_row(h, "c") == "c |@@..==|");  // 0.33 is a third of the way from 0.32 to 0.35: '=' (1 + 3)
+  CHECK(contains(h, "scale: every weight is within 15% of uniform (1/k over the k keys its row sees),"));
+  CHECK(contains(h, "--heatmap-scale global draws them as they are"));
+  CHECK_FALSE(contains(h, "a row with one value throughout"));
+
+  // 0.60 is 20% above its row's 1/2: not near uniform, so the global scale stays.
+  t.values[3] = 0.60f;
+  t.values[4] = 0.40f;
+  CHECK_FALSE(panels_of(t).per_row);
+  // An explicit choice wins: global stays global however flat the weights.
+  t.values[3] = 0.52f;
+  t.values[4] = 0.48f;
+  PanelView global;
+  global.scale = HeatmapScale::global;
+  CHECK_FALSE(panels_of(t, global).per_row);
+  CHECK(contains(render_heatmap(t, with_view(global)), "scale: blank is exactly 0.0000"));
+  // One key per row (nothing to stretch) and values that are no weights (negative) stay global.
+  TensorItem one = t;
+  one.shape = {2, 1};
+  one.values = {1.0f, 1.0f};
+  one.col_labels = {"a"};
+  one.row_labels = {"a", "b"};
+  CHECK_FALSE(panels_of(one).per_row);
+  TensorItem scores = t;
+  scores.values = {-0.1f, 0.0f, 0.0f, 0.5f, 0.5f, 0.0f, 0.3f, 0.3f, 0.3f};
+  CHECK_FALSE(panels_of(scores).per_row);
+}
+
+TEST_CASE("the row scale does not stretch rounding: weights one ulp apart are one value, drawn mid-scale") {
+  TensorItem t;
+  t.name = "attn_weights";
+  t.shape = {1, 3};
+  const float third = 1.0f / 3.0f;
+  t.values = {third, std::nextafter(third, 1.0f), std::nextafter(third, 0.0f)};
+  t.row_labels = {"a"};
+  t.col_labels = {"a", "b", "c"};
+  t.attention = true;
+  PanelView row;
+  row.scale = HeatmapScale::row;
+  const std::string h = render_heatmap(t, with_view(row));
+  CAPTURE(h);
+  // Stretched, the three would be '.', '@' and a mark between, decided by the last bit (another
+  // CPU's BLAS rounds them differently); as one value they share the middle mark.
+  CHECK(grid_row(h, "a") == "a |++++++|");
+  CHECK(contains(h, "a row with one value throughout is drawn mid-scale"));
 }

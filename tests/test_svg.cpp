@@ -223,8 +223,8 @@ TEST_CASE("--heatmap-scale row: a flat row spans the colour bar, ticked 0 (row m
   CHECK(check_xml(svg).error == "");
   CHECK(fill_of(svg, "b -&gt; a") == hex(viridis(0.0)));  // the row's own min: the dark end
   CHECK(fill_of(svg, "b -&gt; c") == hex(viridis(1.0)));  // its own max: the bright end
-  CHECK(contains(svg, "<title>scale: each row from its own min (dark) to its own max (bright)</title>"));
-  CHECK(contains(svg, "rows attend to columns; shape 2 x 3; each row from its own min (dark) to its own max (bright)"));
+  CHECK(contains(svg, "<title>scale: each row from its smallest weight to its largest (bright); exactly 0 is the darkest</title>"));
+  CHECK(contains(svg, "rows attend to columns; shape 2 x 3; each row from its smallest weight to its largest (bright); exactly 0 is the darkest"));
   CHECK(contains(svg, ">0 = row min</text>"));
   CHECK(contains(svg, ">1 = row max</text>"));
   CHECK_FALSE(contains(svg, "to 0.9000 (bright)"));  // the bar is not the shared scale (0 to 0.9)

@@ -31,6 +31,7 @@ std::string escaped(const std::string& text) {
 report::PanelView panel_view(const OutputOptions& options) {
   report::PanelView view;
   if (options.heatmap_scale == "row") view.scale = report::HeatmapScale::row;
+  else if (options.heatmap_scale == "global") view.scale = report::HeatmapScale::global;
   if (options.head == "mean") view.heads = report::PanelView::Heads::mean;
   else if (!options.head.empty()) {
     view.heads = report::PanelView::Heads::one;
@@ -75,8 +76,9 @@ ColorChoice color_choice(const OutputOptions& options) {
 
 void check_pictures(const OutputOptions& options) {
   color_choice(options);
-  if (options.heatmap_scale != "global" && options.heatmap_scale != "row")
-    throw UsageError("unknown --heatmap-scale", "--heatmap-scale", "global or row", "'" + escaped(options.heatmap_scale) + "'");
+  if (options.heatmap_scale != "auto" && options.heatmap_scale != "global" && options.heatmap_scale != "row")
+    throw UsageError("unknown --heatmap-scale", "--heatmap-scale", "auto, global or row",
+                     "'" + escaped(options.heatmap_scale) + "'");
   if (!options.head.empty() && options.head != "mean" && !all_digits(options.head))
     throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)",
                      "'" + escaped(options.head) + "'");

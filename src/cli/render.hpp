@@ -24,7 +24,7 @@ struct OutputOptions {
   std::string svg_dir;         // one SVG per attention matrix goes there
   bool svg_panels = false;     // --svg-panels LIST was given
   std::string svg_panel_list;  // which panels to draw: "b0", "h1,h2", "b0-h3"
-  std::string heatmap_scale = "global";  // --heatmap-scale global|row
+  std::string heatmap_scale = "auto";  // --heatmap-scale auto|global|row
   std::string head;            // --head mean|N ("": every head)
   bool full_json = false;      // --full-json: every value in --format json, however many
   bool stage = false;          // --stage SEL was given

@@ -63,8 +63,9 @@ const std::vector<SharedOption>& shared_options() {
       {"--step", 0, G::Display, nullptr, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)"},
       {"--color", 0, G::Display, "auto|always|never",
        "Colour the heatmaps: auto (a terminal without NO_COLOR, or CLICOLOR_FORCE), always, never"},
-      {"--heatmap-scale", 0, G::Display, "global|row",
-       "Heatmaps and --svg: global, one scale 0..max for the tensor (default); row, each row from its own min to max"},
+      {"--heatmap-scale", 0, G::Display, "auto|global|row",
+       "Heatmaps and --svg: global, one scale 0..max for the tensor; row, each row from its own min to max; auto "
+       "(default), row when every weight is within 15% of uniform, else global"},
       {"--head", 0, G::Display, "HEAD",
        "Heatmaps and --svg of (B, h, T, S) weights: mean (averaged over heads, one per batch entry) or N (only head N)"},
   };

@@ -165,14 +165,23 @@ std::string trim_right(std::string s) {
   return s;
 }
 
+// Said when the row scale was chosen for the learner (HeatmapScale::automatic): why, and the way out.
+std::string auto_reason(const PanelSet& set) {
+  return set.auto_row ? "every weight is within " + std::to_string(static_cast<int>(kNearUniform * 100)) +
+                            "% of uniform (1/k over the k keys its row sees), so " : "";
+}
+std::string auto_escape(const PanelSet& set) {
+  return set.auto_row ? "; --heatmap-scale global draws them as they are" : "";
+}
+
 std::string legend(const PanelSet& set, const Layout& l, std::size_t width, const HeatmapOptions& opts) {
   const bool row = set.per_row;
   const std::string lo = row ? "row min" : number(set.lo, opts.decimals),
                     hi = row ? "row max" : number(set.hi, opts.decimals);
   std::string out, notes;
   if (opts.color == ColorDepth::none) {
-    notes = row ? "scale: each row from its own min (blank) to its own max (@); " + std::string(kRamp + 1) +
-                      " climb in 9 equal steps"
+    notes = row ? "scale: " + auto_reason(set) + "each row from its smallest weight (.) to its largest (@), " +
+                      std::string(kRamp + 1) + " in 9 equal steps; blank is exactly 0" + auto_escape(set)
                 : "scale: blank is exactly " + lo + "; " + std::string(kRamp + 1) + " climb in 9 equal steps to " + hi;
   } else {
     // The bar shows the colours a cell can take: in 256 colours every step of the palette's ramp
@@ -189,7 +198,9 @@ std::string legend(const PanelSet& set, const Layout& l, std::size_t width, cons
     if (steps) bar.add(" (" + std::to_string(swatches) + " equal steps)");
     if (bar.width <= width) out += bar.text + "\n";
     else notes = "scale: dark purple is " + lo + ", yellow is " + hi;  // a very narrow terminal
-    if (row) notes = "scale: each row from its own min (dark) to its own max (bright)";
+    if (row)
+      notes = "scale: " + auto_reason(set) + "each row from its smallest weight to its largest (bright); exactly 0 "
+              "is the darkest" + auto_escape(set);
   }
   const bool left_out = l.rows.size() != set.rows || l.cols.size() != set.cols;
   if (!notes.empty()) out += wrap(notes, width, "", "  ");

@@ -19,6 +19,32 @@ Labels labels_or_indices(const Labels& given, std::size_t n) {
 
 std::size_t head_count(const Shape& shape) { return shape.size() == 4 ? shape[1] : 0; }
 
+namespace {
+
+// Whether every row of every panel spreads its weight evenly over the keys it sees: each w > 0 of a
+// row with k of them within kNearUniform of 1/k. Rows with one key (k = 1) are uniform trivially and
+// do not count: at least one row must have two keys or more, or there is nothing to stretch.
+bool near_uniform(const PanelSet& set, std::size_t per_panel) {
+  if (set.cols < 2 || per_panel == 0) return false;
+  bool some_spread = false;
+  for (const Panel& panel : set.panels)
+    for (std::size_t r = 0; r < set.rows; ++r) {
+      const float* row = panel.values + r * set.cols;
+      std::size_t k = 0;
+      for (std::size_t c = 0; c < set.cols; ++c) {
+        if (!std::isfinite(row[c]) || row[c] < 0.0f) return false;  // not attention weights
+        k += row[c] > 0.0f;
+      }
+      if (k < 2) continue;
+      some_spread = true;
+      for (std::size_t c = 0; c < set.cols; ++c)
+        if (row[c] > 0.0f && std::fabs(static_cast<double>(k) * row[c] - 1.0) > kNearUniform) return false;
+    }
+  return some_spread;
+}
+
+}  // namespace
+
 PanelSet panels_of(const TensorItem& t, const PanelView& view) {
   PanelSet set;
   const std::size_t rank = t.shape.size();
@@ -82,21 +108,33 @@ PanelSet panels_of(const TensorItem& t, const PanelView& view) {
   set.lo = std::fmin(lo, 0.0);
   set.hi = hi > set.lo ? hi : set.lo + 1.0;  // all zero: any span will do, everything is at the bottom
 
-  if (view.scale == HeatmapScale::row) {
+  set.auto_row = view.scale == HeatmapScale::automatic && near_uniform(set, per_panel);
+  if (view.scale == HeatmapScale::row || set.auto_row) {
     set.per_row = true;
     for (Panel& panel : set.panels)
       for (std::size_t r = 0; r < set.rows; ++r) {
+        // The row's range covers the weights it gives; an exact 0 (a masked key) stays out of it
+        // and is drawn at the very bottom, so a causal row's own weights still spread over the ramp.
         double rlo = std::numeric_limits<double>::infinity(), rhi = -rlo;
+        bool zero = false;
         for (std::size_t c = 0; c < set.cols; ++c) {
           const double v = panel.values[r * set.cols + c];
           if (!std::isfinite(v)) continue;
+          if (v == 0.0) {
+            zero = true;
+            continue;
+          }
           rlo = std::fmin(rlo, v);
           rhi = std::fmax(rhi, v);
         }
-        if (!(rlo <= rhi)) rlo = rhi = 0.0;  // nothing finite: the row is all NaN, drawn as such
-        else if (rlo == rhi) set.has_flat_row = true;
+        if (!(rlo <= rhi)) rlo = rhi = 0.0;  // all NaN, or all 0: drawn as such
+        // Weights equal but for float32 rounding (1e-5 relative) are one value: stretched, their
+        // last bits would paint marks that another CPU's BLAS paints differently.
+        if (rhi - rlo <= 1e-5 * std::fabs(rhi)) rlo = rhi;
+        if (rlo == rhi && rhi != 0.0 && !zero) set.has_flat_row = true;  // with zeros, its one weight is the top
         panel.row_lo.push_back(rlo);
         panel.row_hi.push_back(rhi);
+        panel.row_zero.push_back(zero);
       }
   }
   return set;
@@ -107,9 +145,14 @@ double scale_position(double v, const PanelSet& set, const Panel& panel, std::si
   if (std::isnan(v)) return v;
   if (std::isinf(v)) return v > 0 ? 1.0 : 0.0;
   const double lo = panel.row_lo[row], hi = panel.row_hi[row];
-  if (!(hi > lo)) return 0.5;  // one value throughout: no min or max to tell apart, so mid-scale
+  const bool zeros = row < panel.row_zero.size() && panel.row_zero[row];
+  if (v == 0.0 && zeros) return 0.0;  // a masked key, outside the row's range: the bottom
+  if (!(hi > lo)) return zeros ? 1.0 : 0.5;  // its one weight beside zeros is the top; one value throughout: mid
   const double t = (v - lo) / (hi - lo);
-  return t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+  // The row's smallest weight sits just above the bottom, so it keeps a mark: the bottom itself
+  // (blank, darkest) is left to exact zeros.
+  constexpr double kAboveBottom = 1e-9;
+  return t <= 0.0 ? kAboveBottom : t > 1.0 ? 1.0 : t;
 }
 
 double scale_position(double v, const PanelSet& set) {

@@ -19,9 +19,16 @@
 namespace attn::report {
 
 // How the panels of a tensor are made and coloured.
-enum class HeatmapScale { global, row };  // global: one scale for the tensor; row: each row its own
+// global: one scale for the tensor; row: each row its own; automatic (the default): global, unless
+// every weight is within kNearUniform of its row's uniform value, where global would draw a wall
+// of one shade: then row, and PanelSet::auto_row says why.
+enum class HeatmapScale { automatic, global, row };
+// Near uniform: every weight w > 0 of a row with k of them has |k w - 1| <= this. On the global
+// scale such weights span at most 2 * 0.15 / 1.15 = 26% of the top value, fewer than 2.4 of the
+// ramp's 9 steps: a wall of one or two shades.
+inline constexpr double kNearUniform = 0.15;
 struct PanelView {
-  HeatmapScale scale = HeatmapScale::global;
+  HeatmapScale scale = HeatmapScale::automatic;
   enum class Heads { all, mean, one } heads = Heads::all;
   std::size_t head = 0;  // with Heads::one
 };
@@ -33,7 +40,9 @@ std::size_t head_count(const Shape& shape);
 struct Panel {
   std::vector<std::size_t> index;  // the leading indices: {} for (T, S), {b} for (B, T, T), {b, h}
   const float* values = nullptr;   // rows * cols values, row-major
-  std::vector<double> row_lo, row_hi;  // with HeatmapScale::row: each row's finite min and max
+  std::vector<double> row_lo, row_hi;  // with HeatmapScale::row: each row's finite min and max,
+                                       // exact zeros (masked keys) left out
+  std::vector<char> row_zero;          // with HeatmapScale::row: the row holds an exact zero
 };
 
 struct PanelSet {
@@ -43,6 +52,7 @@ struct PanelSet {
   double lo = 0.0, hi = 1.0;      // the shared scale
   bool has_nan = false;           // a fully masked row gives NaN weights (0/0)
   bool per_row = false;           // HeatmapScale::row: Panel::row_lo/row_hi are the scale
+  bool auto_row = false;          // per_row chosen by HeatmapScale::automatic: every weight near uniform
   bool has_flat_row = false;      // per_row, and some row has one value throughout (drawn mid-scale)
   bool head_mean = false;         // the panels are {b}: each batch entry's heads averaged
   std::string note;               // what the view did to the tensor: "mean of 4 heads", "head 2 of 4", ""

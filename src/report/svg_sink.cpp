@@ -283,7 +283,10 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
   const std::size_t R = set.rows, C = set.cols;
   // With --heatmap-scale row each row has its own ends, so the colour bar is a place in the row's
   // range: 0 at its min, 1 at its max.
-  const std::string row_scale_words = "each row from its own min (dark) to its own max (bright)";
+  const std::string row_scale_words =
+      std::string(set.auto_row ? "every weight within " + std::to_string(static_cast<int>(kNearUniform * 100)) +
+                                     "% of uniform, so each row"
+                               : "each row") + " from its smallest weight to its largest (bright); exactly 0 is the darkest";
   const double bar_lo = set.per_row ? 0.0 : set.lo, bar_hi = set.per_row ? 1.0 : set.hi;
   std::vector<Tick> ticks = round_ticks(bar_lo, bar_hi);
   if (set.per_row)

@@ -146,7 +146,7 @@ TEST_CASE("bad input: options") {
       {{"lesson", "causal", "--head", "2"}, {"--head", "no head axis"}},
       {{"lesson", "heads", "--head", "2"}, {"--head 2 is past the last head", "mean or 0..1"}},
       {{"lesson", "heads", "--head", "-1"}, {"--head", "'-1'"}},
-      {{"lesson", "causal", "--heatmap-scale", "log"}, {"--heatmap-scale", "global or row", "'log'"}},
+      {{"lesson", "causal", "--heatmap-scale", "log"}, {"--heatmap-scale", "auto, global or row", "'log'"}},
       // The articles' names: refused with the reason where the lesson has no such size.
       {{"lesson", "causal", "--num-heads", "2"}, {"--num-heads", "a lesson with heads"}},
       {{"lesson", "heads", "--d-k", "2"}, {"--d-k", "--d-out and --heads"}},

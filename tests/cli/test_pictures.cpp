@@ -492,14 +492,14 @@ TEST_CASE("--heatmap-scale row: the legend under each heatmap says which scale i
   CHECK(global.out.find("own min") == std::string::npos);
   const auto row = run({kAttn, "lesson", "causal", "--heatmap-scale", "row"});
   REQUIRE(row.status == 0);
-  CHECK(row.out.find("scale: each row from its own min (blank) to its own max (@)") != std::string::npos);
+  CHECK(row.out.find("scale: each row from its smallest weight (.) to its largest (@)") != std::string::npos);
   CHECK(row.out.find("scale: blank is exactly") == std::string::npos);
   // Only the pictures change: the printed tensors are the same.
   CHECK(row.out.substr(0, row.out.find("heatmap")) == global.out.substr(0, global.out.find("heatmap")));
   const auto bad = run({kAttn, "lesson", "causal", "--heatmap-scale", "wide"});
   CHECK(bad.status == 2);
   CHECK(bad.out.empty());
-  CHECK(bad.err == "attn: error: unknown --heatmap-scale (--heatmap-scale: global or row vs 'wide')\n");
+  CHECK(bad.err == "attn: error: unknown --heatmap-scale (--heatmap-scale: auto, global or row vs 'wide')\n");
 }
 
 TEST_CASE("--head mean and --head N in the terminal and in --svg, refused past the last head or without heads") {
@@ -524,7 +524,7 @@ TEST_CASE("--head mean and --head N in the terminal and in --svg, refused past t
   const std::string text = read_file(dir + "/" + name);
   CHECK(attn::testing::check_xml(text).error == "");
   CHECK(text.find("attn_weights[0]: batch 0, mean of 2 heads") != std::string::npos);
-  CHECK(text.find("<title>scale: each row from its own min (dark) to its own max (bright)</title>") != std::string::npos);
+  CHECK(text.find("<title>scale: each row from its smallest weight to its largest (bright); exactly 0 is the darkest</title>") != std::string::npos);
   std::remove((dir + "/" + name).c_str());
   rmdir(dir.c_str());
 
