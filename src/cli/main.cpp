@@ -18,6 +18,7 @@
 #include "cli/progress.hpp"
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
+#include "cli/tokenize_command.hpp"
 #include "cli/verify.hpp"
 #include "core/heap.hpp"
 #include "io/npy.hpp"
@@ -501,6 +502,25 @@ int main(int argc, char** argv) {
   verify->add_option("--lesson", verify_lesson, "Only this lesson")->type_name("NAME");
   verify->add_flag("--list", verify_list, "Print every check of every run, not only the failures");
 
+  // attn tokenize DIR --text "..." (cli/tokenize_command.*, docs/tokenizers.md).
+  attn::cli::TokenizeOptions tokenize_opts;
+  std::string tokenize_text, tokenize_ids, tokenize_format = "text";
+  bool tokenize_bos = false, tokenize_no_bos = false;
+  CLI::App* tokenize = app.add_subcommand("tokenize", "Split text into a Hugging Face tokenizer's tokens: attn tokenize DIR --text \"...\"");
+  tokenize->add_option("dir", tokenize_opts.path, "A checkpoint folder (its tokenizer.json) or a tokenizer.json")->required();
+  tokenize->add_option("--text", tokenize_text, "The text to tokenize: valid UTF-8, at most 1 MiB")->type_name("TEXT");
+  std::string tokenize_text_file;
+  tokenize->add_option("--text-file", tokenize_text_file, "The text from a file ('-': standard input), for texts longer than one argument may be")->type_name("FILE");
+  tokenize->add_option("--ids", tokenize_ids, "Decode these ids instead of tokenizing text")->type_name("ID,...");
+  tokenize->add_flag("--bos", tokenize_bos, "Start with the BOS token even if the file's post-processor adds none "
+                     "(the BOS named by tokenizer_config.json's bos_token; an error if none is known)");
+  tokenize->add_flag("--no-bos", tokenize_no_bos, "Leave out the tokens the post-processor's template puts before the text");
+  tokenize->add_flag("--no-special", tokenize_opts.no_special, "Add nothing after tokenizing (Hugging Face's add_special_tokens=False)");
+  tokenize->add_option("--format", tokenize_format, "text (default) or json: {\"ids\", \"tokens\", \"pieces\", \"added\", \"text\"}")->type_name("FORMAT");
+  tokenize->footer("Limits: --text (or --text-file) at most 1 MiB of valid UTF-8 (invalid bytes are refused with their offset); at most the\n"
+                   "model's context in tokens (config.json's n_positions or max_position_embeddings, when present);\n"
+                   "tokenizer.json at most 64 MiB. docs/tokenizers.md says more.\n");
+
   // attn completion bash: the words come from the commands as registered above.
   std::string shell;
   CLI::App* completion = app.add_subcommand("completion", "Print a shell completion script: source <(attn completion bash)");
@@ -550,6 +570,21 @@ int main(int argc, char** argv) {
                          "'" + shell + "'");
       const std::string script = attn::cli::bash_completion(completion_commands(app), exercise_names());
       std::cout << (shell == "zsh" ? attn::cli::zsh_completion(script) : script);
+    } else if (app.got_subcommand(tokenize)) {
+      if (tokenize_bos && tokenize_no_bos)
+        throw UsageError("--bos and --no-bos contradict each other", "--bos", "one of them", "both");
+      if (tokenize_format != "text" && tokenize_format != "json")
+        throw UsageError("unknown --format", "--format", "text or json", "'" + tokenize_format + "'");
+      if (tokenize->get_option("--text")->count()) tokenize_opts.text = tokenize_text;
+      if (tokenize->get_option("--ids")->count()) tokenize_opts.ids = tokenize_ids;
+      if (tokenize->get_option("--text-file")->count()) tokenize_opts.text_file = tokenize_text_file;
+      tokenize_opts.bos = tokenize_bos ? attn::cli::TokenizeOptions::Bos::Add
+                          : tokenize_no_bos ? attn::cli::TokenizeOptions::Bos::Drop
+                                            : attn::cli::TokenizeOptions::Bos::AsTemplate;
+      tokenize_opts.json = tokenize_format == "json";
+      std::ostringstream printed;  // all or nothing: a refusal half-way leaves stdout empty
+      status = attn::cli::run_tokenize(tokenize_opts, printed);
+      std::cout << printed.str();
     } else if (app.got_subcommand("exercises")) {
       status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
     } else if (app.got_subcommand("check")) {
