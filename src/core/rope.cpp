@@ -47,11 +47,45 @@ Vec rope_inv_freq(std::size_t d_k, float theta) {
 }
 
 RopeTables rope_tables(std::size_t T, std::size_t d_k, float theta, std::size_t offset) {
+  return rope_tables_from_inv_freq(rope_inv_freq(d_k, theta), T, offset, theta);
+}
+
+Vec rope_inv_freq_llama3(std::size_t d_k, float theta, const RopeScaling& scaling) {
+  const float factor = scaling.factor, low = scaling.low_freq_factor, high = scaling.high_freq_factor;
+  const float L = scaling.original_max_position_embeddings;
+  const bool finite = std::isfinite(factor) && std::isfinite(low) && std::isfinite(high) && std::isfinite(L);
+  if (!finite || !(factor > 0.0f) || !(low > 0.0f) || !(high > low) || !(L > 0.0f))
+    throw std::invalid_argument("rope_inv_freq_llama3: need factor > 0, high_freq_factor > low_freq_factor > 0 "
+                                "and original_max_position_embeddings > 0, got factor " + std::to_string(factor) +
+                                ", low_freq_factor " + std::to_string(low) + ", high_freq_factor " +
+                                std::to_string(high) + ", original_max_position_embeddings " + std::to_string(L));
+  Vec inv_freq = rope_inv_freq(d_k, theta);  // (P,)
+  // Python floats met by a float32 tensor are rounded to float once.
+  const float two_pi = static_cast<float>(2.0 * 3.14159265358979323846);
+  const float low_wavelen = static_cast<float>(static_cast<double>(L) / low);   // old_context_len / low
+  const float high_wavelen = static_cast<float>(static_cast<double>(L) / high); // old_context_len / high
+  const float spread = static_cast<float>(static_cast<double>(high) - low);     // high - low
+  for (float& inv : inv_freq) {
+    const float wavelen = (1.0f / inv) * two_pi;  // 2 * math.pi / inv_freq = inv_freq.reciprocal() * 2 pi
+    const float slowed = wavelen > low_wavelen ? inv / factor : inv;  // inv_freq_llama
+    const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+    if (medium) {
+      const float s = ((1.0f / wavelen) * L - low) / spread;  // (L / wavelen - low) / (high - low)
+      inv = (1.0f - s) * slowed / factor + s * slowed;        // ((1 - s) * inv) / factor + s * inv
+    } else {
+      inv = slowed;
+    }
+  }
+  return inv_freq;
+}
+
+RopeTables rope_tables_from_inv_freq(const Vec& inv_freq, std::size_t T, std::size_t offset, float theta) {
+  if (inv_freq.size() == 0) throw std::invalid_argument("rope: inv_freq " + shape_of(inv_freq) + " is empty");
   RopeTables t;
   t.theta = theta;
   t.offset = offset;
-  t.inv_freq = rope_inv_freq(d_k, theta);  // (P,)
-  const std::size_t P = d_k / 2;
+  t.inv_freq = inv_freq;  // (P,)
+  const std::size_t P = inv_freq.size(), d_k = 2 * P;
   if (offset > kMaxRopePosition || T > kMaxRopePosition - offset)
     throw std::invalid_argument("rope: offset " + std::to_string(offset) + " + T " + std::to_string(T) +
                                 " passes 2^24 positions, where float32 positions stop being exact");
@@ -107,6 +141,36 @@ Ten4 apply_rope(const Ten4& x, const RopeTables& tables, RopeStyle style) {
         // x * cos + rotate_half(x) * sin, term by term in PyTorch's order.
         o[a] = in[a] * c[i] + (-in[b]) * s[i];
         o[b] = in[b] * c[i] + in[a] * s[i];
+      }
+    }
+  return out;
+}
+
+Ten3 apply_rope_merged(const Ten3& x, std::size_t heads, const RopeTables& tables, RopeStyle style) {
+  const std::size_t B = x.shape()[0], T = x.shape()[1], width = x.shape()[2];
+  if (heads == 0 || width % heads != 0)
+    throw std::invalid_argument("apply_rope_merged: x " + shape_of(x) + " does not split into " +
+                                std::to_string(heads) + " heads");
+  const std::size_t d_k = width / heads;
+  const std::size_t P = rope_pairs(d_k);
+  if (tables.cos.shape()[0] != T || tables.cos.shape()[1] != d_k)
+    throw std::invalid_argument("apply_rope_merged: x " + shape_of(x) + " with " + std::to_string(heads) +
+                                " heads needs (T, d_k) = (" + std::to_string(T) + ", " + std::to_string(d_k) +
+                                ") tables, got cos " + shape_of(tables.cos));
+  Ten3 out = xt::empty<float>(x.shape());  // (B, T, h * d_k)
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t p = 0; p < T; ++p) {
+      const float* c = tables.cos.data() + p * d_k;
+      const float* s = tables.sin.data() + p * d_k;
+      for (std::size_t head = 0; head < heads; ++head) {
+        const float* in = x.data() + (b * T + p) * width + head * d_k;
+        float* o = out.data() + (b * T + p) * width + head * d_k;
+        for (std::size_t i = 0; i < P; ++i) {
+          const std::size_t a = style == RopeStyle::half ? i : 2 * i;
+          const std::size_t bb = style == RopeStyle::half ? i + P : 2 * i + 1;
+          o[a] = in[a] * c[i] + (-in[bb]) * s[i];  // as apply_rope, term by term
+          o[bb] = in[bb] * c[i] + in[a] * s[i];
+        }
       }
     }
   return out;

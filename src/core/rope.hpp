@@ -46,12 +46,41 @@ Vec rope_inv_freq(std::size_t d_k, float theta = 10000.0f);
 // Tables for positions offset .. offset + T - 1.
 RopeTables rope_tables(std::size_t T, std::size_t d_k, float theta = 10000.0f, std::size_t offset = 0);
 
+// The same from any inv_freq (P,): a scaled one (rope_inv_freq_llama3) or one read from a model.
+// d_k = 2P; `theta` is only recorded in the tables (0 when unknown). Throws on an empty inv_freq.
+RopeTables rope_tables_from_inv_freq(const Vec& inv_freq, std::size_t T, std::size_t offset = 0,
+                                     float theta = 0.0f);
+
+// Llama 3.1 / 3.2's rope_scaling of type "llama3" (transformers' _compute_llama3_parameters):
+// with L = original_max_position_embeddings and wavelen = 2 pi / inv_freq[i],
+//   wavelen > L / low_freq_factor    inv_freq / factor           (long wavelengths: slowed)
+//   wavelen < L / high_freq_factor   inv_freq                    (short ones: kept)
+//   otherwise                        (1 - s) inv_freq / factor + s inv_freq,
+//                                    s = (L / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+// In float32, operation by operation as transformers writes it in PyTorch (2 pi / inv and
+// L / wavelen are a reciprocal times the constant there, and here).
+struct RopeScaling {
+  float factor = 8.0f;                                     // Llama 3.2: 32, Llama 3.1: 8
+  float low_freq_factor = 1.0f;
+  float high_freq_factor = 4.0f;
+  float original_max_position_embeddings = 8192.0f;        // L
+};
+
+// (P,): rope_inv_freq(d_k, theta) rescaled as above. Throws unless factor > 0,
+// high_freq_factor > low_freq_factor > 0 and L > 0 (all finite).
+Vec rope_inv_freq_llama3(std::size_t d_k, float theta, const RopeScaling& scaling);
+
 // Hugging Face's rotate_half: cat(-x[..., d_k/2:], x[..., :d_k/2]). (B, h, T, d_k) -> same.
 Ten4 rotate_half(const Ten4& x);
 
 // x rotated by the tables' positions: (B, h, T, d_k) -> (B, h, T, d_k). The tables must hold
 // exactly T rows of width d_k. For half this is x * cos + rotate_half(x) * sin.
 Ten4 apply_rope(const Ten4& x, const RopeTables& tables, RopeStyle style);
+
+// apply_rope on the projections' layout, no transposes: x (B, T, heads * d_k) -> the same, head i of
+// token t being columns [i * d_k, (i + 1) * d_k) of row t (as .view(B, T, h, d_k) reads it). The
+// same arithmetic as apply_rope, so the two agree bit for bit.
+Ten3 apply_rope_merged(const Ten3& x, std::size_t heads, const RopeTables& tables, RopeStyle style);
 
 // The permutation between the conventions, on the last axis: interleaved dimension 2i is half
 // dimension i and 2i + 1 is i + d_k/2. apply_rope(half_to_interleaved(x), t, interleaved) ==
