@@ -144,7 +144,10 @@ std::string bash_completion(const std::vector<CompletionCommand>& commands, cons
     else if (c.name == "check" || c.name == "hint" || c.name == "reset" || c.name == "watch") positional = quoted(exercises);
     else if (c.name == "completion") positional = "'bash zsh'";
     const std::string options = c.name == "lesson" ? "$(_attn_lesson_options \"$name\")" : quoted(flags);
-    if (positional.empty()) {
+    if (c.name == "model") {  // attn model DIR: the first plain word is a folder
+      s += "      model) if [[ -z $name && $cur != -* ]]; then compopt -o filenames 2>/dev/null; "
+           "COMPREPLY=( $(compgen -d -- \"$cur\") ); return; else words=" + options + "; fi ;;\n";
+    } else if (positional.empty()) {
       s += "      " + c.name + ") words=" + options + " ;;\n";
     } else {
       s += "      " + c.name + ") if [[ -z $name && $cur != -* ]]; then words=" + positional + "; else words=" + options +

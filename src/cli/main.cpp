@@ -15,6 +15,7 @@
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
 #include "cli/lesson_help.hpp"
+#include "cli/model_command.hpp"
 #include "cli/progress.hpp"
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
@@ -502,6 +503,18 @@ int main(int argc, char** argv) {
   verify->add_option("--lesson", verify_lesson, "Only this lesson")->type_name("NAME");
   verify->add_flag("--list", verify_list, "Print every check of every run, not only the failures");
 
+  // attn model DIR: a Hugging Face checkpoint folder, read strictly (cli/model_command.*).
+  attn::cli::ModelCommandOptions model_options;
+  bool model_summary = false;
+  CLI::App* model = app.add_subcommand("model", "Read a Hugging Face checkpoint folder strictly and describe it: attn model DIR --summary");
+  model->add_option("dir", model_options.dir, "The checkpoint folder: config.json and model.safetensors (or shards and their index)")
+      ->required()->type_name("DIR");
+  model->add_flag("--summary", model_summary, "Print the summary: files, module tree, tensors, sizes, config (the default)");
+  model->add_flag("--allow-nonfinite", model_options.allow_nonfinite, "Report NaN and inf weights instead of refusing them");
+  model->add_flag("--headers-only", model_options.headers_only,
+                  "Check names, shapes, dtypes and offsets without reading the values (fast on a big model)");
+  model->footer(attn::cli::model_limits_help());
+
   // attn tokenize DIR --text "..." (cli/tokenize_command.*, docs/tokenizers.md).
   attn::cli::TokenizeOptions tokenize_opts;
   std::string tokenize_text, tokenize_ids, tokenize_format = "text";
@@ -564,6 +577,11 @@ int main(int argc, char** argv) {
       }
       v.list = verify_list;
       status = attn::cli::verify(v, std::cout);
+    } else if (app.got_subcommand(model)) {
+      if (model_options.headers_only && model_options.allow_nonfinite)
+        throw UsageError("--allow-nonfinite has no values to apply to with --headers-only", "--allow-nonfinite",
+                         "one of them", "both");
+      status = attn::cli::run_model_command(model_options, std::cout);
     } else if (app.got_subcommand("completion")) {
       if (shell != "bash" && shell != "zsh")
         throw UsageError("attn completion has no script for '" + shell + "'", "completion", "bash or zsh",

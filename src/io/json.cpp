@@ -28,13 +28,15 @@ nlohmann::json parse_json_strict(const std::string& text, const std::string& wha
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 7: ...":
-    // keep what follows the library's tag, escaped (it may quote bytes of the file).
+  } catch (const nlohmann::json::exception& e) {
+    // A parse_error, or an out_of_range for a number beyond double's range (1e405: found by
+    // fuzz_model_config). e.what() is "[json.exception.parse_error.101] parse error at line 1,
+    // column 7: ...": keep what follows the library's tag, escaped (it may quote bytes of the file).
     std::string why = e.what();
     const auto tag = why.find("] ");
     if (tag != std::string::npos) why = why.substr(tag + 2);
-    throw JsonError(what + ": not valid JSON at byte " + std::to_string(e.byte) + " (" +
+    const auto* at = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+    throw JsonError(what + ": not valid JSON" + (at ? " at byte " + std::to_string(at->byte) : std::string()) + " (" +
                     escaped_for_message(why, 160) + ")");
   }
   if (!duplicate.empty())

@@ -741,7 +741,7 @@ TEST_CASE("attn completion bash: a script bash runs, offering every command, les
 
   // The commands, as `attn --help` lists them.
   const auto top = complete(script, {"attn", ""});
-  for (const char* c : {"list", "lesson", "exercises", "check", "hint", "verify", "completion"}) {
+  for (const char* c : {"list", "lesson", "exercises", "check", "hint", "verify", "completion", "model"}) {
     CHECK_MESSAGE(has(top, c), c);
     CHECK_MESSAGE(attn_run({"--help"}).out.find(std::string("  ") + c + " ") != std::string::npos, c);
   }
@@ -791,6 +791,8 @@ TEST_CASE("attn completion bash: a script bash runs, offering every command, les
   CHECK(complete(script, {"attn", "reset", ""}) == sorted(exercises));
   CHECK(complete(script, {"attn", "watch", "causal-"}) == std::vector<std::string>{"causal-mask"});
   CHECK(complete(script, {"attn", "completion", ""}) == sorted({"bash", "zsh"}));
+  CHECK(complete(script, {"attn", "model", ""}, dir) == std::vector<std::string>{"outdir"});  // a checkpoint folder
+  CHECK(complete(script, {"attn", "model", "outdir", "--"}) == sorted({"--help", "--summary", "--allow-nonfinite", "--headers-only"}));
 
   const auto fish = attn_run({"completion", "fish"});
   CHECK(fish.status == 2);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz one target for a while: tests/fuzz/run.sh TARGET SECONDS [BUILD_DIR]
-#   TARGET: npy, text_matrix, weights_dir, tokenizer_json or tokenize (or "all": each for SECONDS)
+#   TARGET: npy, text_matrix, weights_dir, tokenizer_json, tokenize, safetensors or model_config
+#   (or "all": each for SECONDS)
 #   BUILD_DIR: a clang build with -DATTN_FUZZ=ON (default build-fuzz, configured and built here)
 # The checked-in seeds (tests/fuzz/TARGET/corpus) are read, never written: new inputs go to
 # BUILD_DIR/fuzz-corpus/TARGET. A crash is written to BUILD_DIR/fuzz-crashes/TARGET/ and the run
@@ -12,9 +13,9 @@ root="$(cd "$here/../.." && pwd)"
 target="${1:-}"
 seconds="${2:-}"
 build="${3:-$root/build-fuzz}"
-targets=(npy text_matrix weights_dir tokenizer_json tokenize)
+targets=(npy text_matrix weights_dir tokenizer_json tokenize safetensors model_config)
 if [ -z "$target" ] || ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
-  echo "usage: tests/fuzz/run.sh npy|text_matrix|weights_dir|tokenizer_json|tokenize|all SECONDS [BUILD_DIR]" >&2
+  echo "usage: tests/fuzz/run.sh npy|text_matrix|weights_dir|tokenizer_json|tokenize|safetensors|model_config|all SECONDS [BUILD_DIR]" >&2
   exit 2
 fi
 if [ "$target" = all ]; then
