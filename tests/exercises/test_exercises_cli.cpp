@@ -596,10 +596,14 @@ TEST_CASE("attn reset and the words of an unexpected argument, through the binar
   const auto missing = attn_run({"reset"});
   CHECK(missing.status == 2);
   CHECK(missing.err == "attn: error: missing exercise name (exercise: a name from 'attn exercises' vs nothing)\n");
-  // CLI11 joins left-over words last to first; attn names them as they were typed.
-  const auto extras = attn_run({"frobnicate", "the", "weights"});
+  // A first word that is no command is named as such; left-over words after a command are named
+  // as they were typed (CLI11 joins them last to first).
+  const auto unknown_command = attn_run({"frobnicate", "the", "weights"});
+  CHECK(unknown_command.status == 2);
+  CHECK(unknown_command.err.rfind("attn: error: unknown command 'frobnicate' (expected one of: list, lesson,", 0) == 0);
+  const auto extras = attn_run({"list", "the", "weights"});
   CHECK(extras.status == 2);
-  CHECK(extras.err == "attn: error: unexpected argument 'frobnicate the weights' (see attn --help and attn lesson --help)\n");
+  CHECK(extras.err == "attn: error: unexpected argument 'the weights' (see attn --help and attn lesson --help)\n");
 }
 
 TEST_CASE("attn check with Makefiles: T/fast once the program is built, the full build first and after a test "

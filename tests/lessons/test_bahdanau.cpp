@@ -67,7 +67,9 @@ const std::vector<std::string> kDefaultTarget = {"le", "chat", "s'est", "assis",
 TEST_CASE("bahdanau with defaults: the header says how to rebuild every number") {
   const auto r = run_lesson("bahdanau");
   CHECK(r.header.lesson == "bahdanau");
-  const std::vector<std::string> expected = {"torch.manual_seed(2014)",
+  const std::vector<std::string> expected = {"import torch",
+                                             "from torch import nn",
+                                             "torch.manual_seed(2014)",
                                              "enc_fwd = nn.RNNCell(4, 8)",
                                              "enc_bwd = nn.RNNCell(4, 8)",
                                              "W_s = nn.Linear(8, 8)",
@@ -253,8 +255,8 @@ TEST_CASE("bahdanau: --src and --tgt set S and T_tgt, --hidden and --d-in the wi
   CHECK(tensor(r, "U_a.weight").shape == Shape{3, 6});
   CHECK(tensor(r, "c_4").shape == Shape{6});
   CHECK(tensor(r, "s_4").shape == Shape{3});
-  CHECK(r.header.reproduce[0] == "torch.manual_seed(7)");
-  CHECK(r.header.reproduce[7] == "decoder = nn.RNNCell(8, 3)");
+  CHECK(r.header.reproduce[2] == "torch.manual_seed(7)");  // after the two imports
+  CHECK(r.header.reproduce[9] == "decoder = nn.RNNCell(8, 3)");
   // PyTorch, same construction with these sizes.
   check_values(tensor(r, "e_1"), {0.04792305f, 0.02468030f, 0.04243610f});
   check_values(tensor(r, "s_4"), {-0.53641731f, -0.72788453f, 0.07942604f});
