@@ -49,8 +49,8 @@ TokenizerFolder find_tokenizer(const std::string& path) {
     dir = given;
     f.tokenizer_json = (given / "tokenizer.json").string();
     if (!fs::exists(f.tokenizer_json, ec))
-      throw TokenizerError("this checkpoint has no tokenizer: pass token ids with --ids instead (" + shown +
-                           ": a folder with tokenizer.json vs none)");
+      throw TokenizerError("this folder has no tokenizer.json to tokenize with (the tiny test checkpoints ship "
+                           "none; a downloaded model has one) (" + shown + ": a folder with tokenizer.json vs none)");
   } else if (fs::exists(given, ec)) {
     dir = given.parent_path().empty() ? fs::path(".") : given.parent_path();
     f.tokenizer_json = path;

@@ -147,7 +147,7 @@ TEST_CASE("refusals: files") {
   const fs::path none = dir.path / "no-tokenizer";
   fs::create_directory(none);
   write(none / "config.json", R"({"n_positions": 8})");
-  refused({none.string(), "--text", "x"}, {"no tokenizer", "--ids"});
+  refused({none.string(), "--text", "x"}, {"no tokenizer.json", "a folder with tokenizer.json vs none"});
   refused({(dir.path / "absent").string(), "--text", "x"}, {"no such file"});
 }
 
