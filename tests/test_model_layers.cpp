@@ -1,7 +1,8 @@
 // The real-model layers of src/core against PyTorch 1.13: each new operation on random inputs
 // (tests/data/layers/ops__*, made by tests/data/layers/make_layers.py), then whole GPT-2, Llama and
 // Qwen2 models against the four tiny checkpoints of the shared reference set (their weights
-// converted to float32 and their expected tensors in tests/data/layers/<case>/), the lessons' path
+// converted to float32 and their expected tensors in tests/data/models/<case>/weights and expected,
+// written by tests/data/models/make_expected.py), the lessons' path
 // against the fast path, and Hugging Face's mask fill against the lessons' -inf.
 //
 // Tolerances, and why:
@@ -102,11 +103,11 @@ std::int64_t max_ulps(const A& a, const E& e) {
 
 std::string g_case;
 
-Mat w2(const std::string& name) { return load_fixture<2>("layers/" + g_case + "/" + name + ".npy"); }
-Vec w1(const std::string& name) { return load_fixture<1>("layers/" + g_case + "/" + name + ".npy"); }
+Mat w2(const std::string& name) { return load_fixture<2>("models/" + g_case + "/weights/" + name + ".npy"); }
+Vec w1(const std::string& name) { return load_fixture<1>("models/" + g_case + "/weights/" + name + ".npy"); }
 template <std::size_t N>
 xt::xtensor<float, N> expected(const std::string& name) {
-  return load_fixture<N>("layers/" + g_case + "/expected__" + name + ".npy");
+  return load_fixture<N>("models/" + g_case + "/expected/" + name + ".npy");
 }
 
 Ids fixture_ids() {

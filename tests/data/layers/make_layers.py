@@ -1,6 +1,6 @@
-# Makes tests/data/layers/: the fixtures of tests/test_model_layers.cpp.
+# Makes tests/data/layers/: the operation fixtures of tests/test_model_layers.cpp.
 # Run with Debian's PyTorch 1.13 from the repository root:
-#   /usr/bin/python3 tests/data/layers/make_layers.py /work/shared/reference/models
+#   /usr/bin/python3 tests/data/layers/make_layers.py
 #
 # 1. ops__*.npy: each real-model operation of src/core on random inputs, computed as PyTorch /
 #    Hugging Face compute it in float32 (one thread):
@@ -14,14 +14,9 @@
 #    - gated_mlp: Llama's down(silu(gate(x)) * up(x)), nn.Linear weights (out, in), no bias;
 #    - llama3_inv_freq_<d>: transformers' _compute_llama3_parameters (rope_type "llama3"), written
 #      out below from its description: theta 500000, factor 32, low 1, high 4, original 8192.
-# 2. <case>/: the four tiny checkpoints of /work/shared/reference/models, each weight converted to
-#    float32 (bf16 bits shifted left by 16, f16 widened: both exact) as <hf name>.npy, and the
-#    expected tensors the test compares against as expected__<name>.npy (ids as float32).
-import json
+#    The four tiny checkpoints' weights and expected tensors are in tests/data/models/ (written by
+#    tests/data/models/make_expected.py), which test_model_layers reads too.
 import math
-import os
-import struct
-import sys
 
 import numpy as np
 import torch
@@ -97,47 +92,5 @@ def ops():
 
 # ---- the checkpoints: a small safetensors reader (DESIGN.md, "Real models")
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    data = raw[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        buf = data[begin:end]
-        if info["dtype"] == "F32":
-            a = np.frombuffer(buf, dtype="<f4")
-        elif info["dtype"] == "F16":
-            a = np.frombuffer(buf, dtype="<f2").astype(np.float32)
-        elif info["dtype"] == "BF16":
-            a = (np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            raise SystemExit(f"{path}: {name}: dtype {info['dtype']} not converted")
-        out[name] = a.reshape(info["shape"])
-    return out
-
-
-def checkpoints(src):
-    cases = json.load(open(os.path.join(src, "models.json")))["cases"]
-    for c in cases:
-        d = os.path.join(src, c["case"])
-        files = sorted(f for f in os.listdir(d) if f.endswith(".safetensors"))
-        os.makedirs(OUT + c["case"], exist_ok=True)
-        for f in files:
-            for name, a in read_safetensors(os.path.join(d, f)).items():
-                if name.endswith(".attn.bias"):  # GPT-2's causal-mask buffer, not a weight
-                    continue
-                save(c["case"] + "/" + name, a)
-        for e in c["expected"]:
-            a = np.load(os.path.join(d, "expected", e["name"] + ".npy"))
-            save(c["case"] + "/expected__" + e["name"], a.astype(np.float32))
-        print(c["case"], len(files), "file(s)")
-
-
 if __name__ == "__main__":
     ops()
-    checkpoints(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/reference/models")

@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """Copies the tiny checkpoints of ../shared/reference/models into tests/data/models and writes,
-for every tensor, the float32 values attn must produce: weights/<tensor name>.npy.
+for every tensor, the float32 values attn must produce: weights/<tensor name>.npy; and the float32
+forward pass the reference made of each (expected/<name>.npy: embeddings, q_L, k_L, v_L,
+attn_weights_L, attn_out_L, hidden_L, final_hidden, logits; ids as float32, which the project's
+.npy reader takes).
 
 The conversion here is independent of attn's: F16 through numpy's float16 -> float32, BF16 through
 torch's bfloat16 -> float32, F32 as stored. The safetensors files are parsed with json and
@@ -57,7 +60,12 @@ def main(source):
                 for name, values in tensors(os.path.join(src, f)):
                     np.save(os.path.join(dst, "weights", name + ".npy"), np.ascontiguousarray(values, dtype=np.float32))
                     count += 1
-        print(f"{case}: {len(files)} files, {count} tensors")
+        os.makedirs(os.path.join(dst, "expected"), exist_ok=True)
+        expected = sorted(f for f in os.listdir(os.path.join(src, "expected")) if f.endswith(".npy"))
+        for f in expected:
+            a = np.load(os.path.join(src, "expected", f))
+            np.save(os.path.join(dst, "expected", f), np.ascontiguousarray(a, dtype=np.float32))
+        print(f"{case}: {len(files)} files, {count} tensors, {len(expected)} expected")
 
 
 if __name__ == "__main__":
