@@ -50,6 +50,19 @@ Ten4 to_heads(const Ten3& t, std::size_t heads) { return swap_token_head_axes(sp
 // (B, h, T, hd) -> (B, T, h, hd) -> (B, T, h * hd)
 Ten3 from_heads(const Ten4& t) { return merge_heads(swap_token_head_axes(t)); }
 
+// The intermediates every family's layer has, moved into the trace (the output is copied: the
+// caller gets it too).
+void keep_block(LayerTrace& trace, Ten3& normed, Ten3& context, Ten3& attn_out, Ten3& residual, Ten3& mlp_normed,
+                Ten3& mlp_out, const Ten3& output) {
+  trace.normed = std::move(normed);
+  trace.context = std::move(context);
+  trace.attn_out = std::move(attn_out);
+  trace.residual = std::move(residual);
+  trace.mlp_normed = std::move(mlp_normed);
+  trace.mlp_out = std::move(mlp_out);
+  trace.output = output;
+}
+
 }  // namespace
 
 std::size_t gpt2_layer_head_width(const Gpt2Layer& l) {
@@ -131,15 +144,7 @@ Ten3 gpt2_layer_forward(const Gpt2Layer& l, const Ten3& x, LayerTrace* trace) {
   Ten3 mlp_normed = layer_norm(l.ln_2, residual);  // (B, T, d)
   Ten3 mlp_out = gpt2_mlp(l.mlp, mlp_normed);      // (B, T, d) -> (B, T, f) -> (B, T, d)
   Ten3 output = add(residual, mlp_out);            // (B, T, d)
-  if (trace) {
-    trace->normed = std::move(normed);
-    trace->context = std::move(context);
-    trace->attn_out = std::move(attn_out);
-    trace->residual = std::move(residual);
-    trace->mlp_normed = std::move(mlp_normed);
-    trace->mlp_out = std::move(mlp_out);
-    trace->output = output;
-  }
+  if (trace) keep_block(*trace, normed, context, attn_out, residual, mlp_normed, mlp_out, output);
   return output;
 }
 
@@ -178,15 +183,7 @@ Ten3 llama_layer_forward(const LlamaLayer& l, const Ten3& x, const RopeTables& r
   Ten3 mlp_normed = rms_norm(l.post_attention_layernorm, residual);  // (B, T, d)
   Ten3 mlp_out = gated_mlp(l.mlp, mlp_normed);  // (B, T, d) -> (B, T, f) -> (B, T, d)
   Ten3 output = add(residual, mlp_out);         // (B, T, d)
-  if (trace) {
-    trace->normed = std::move(normed);
-    trace->context = std::move(context);
-    trace->attn_out = std::move(attn_out);
-    trace->residual = std::move(residual);
-    trace->mlp_normed = std::move(mlp_normed);
-    trace->mlp_out = std::move(mlp_out);
-    trace->output = output;
-  }
+  if (trace) keep_block(*trace, normed, context, attn_out, residual, mlp_normed, mlp_out, output);
   return output;
 }
 
