@@ -46,9 +46,13 @@ std::uint64_t parse_number(const std::string& flag, const std::string& text, std
   const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
   const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
   if (!digits) {
-    const bool negative = !text.empty() && text[0] == '-' && text.size() > 1 &&
-                          text.find_first_not_of("0123456789", 1) == std::string::npos;
-    throw UsageError(flag + (negative ? " must not be negative" : " expects a whole number"), flag,
+    const bool signed_digits = !text.empty() && text[0] == '-' && text.size() > 1 &&
+                               text.find_first_not_of("0123456789", 1) == std::string::npos;
+    const bool negative = signed_digits && text.find_first_not_of('0', 1) != std::string::npos;  // "-0" is not
+    throw UsageError(flag + (negative          ? " must not be negative"
+                             : signed_digits   ? " expects a whole number without a sign"
+                                               : " expects a whole number"),
+                     flag,
                      range, "'" + text + "'");
   }
   errno = 0;
@@ -373,7 +377,11 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
   output.svg_panel_list = raw.value("--svg-panels");
   if (cmd.get_option("--heatmap-scale")->count()) output.heatmap_scale = raw.value("--heatmap-scale");
-  if (cmd.get_option("--head")->count()) output.head = raw.value("--head");
+  if (cmd.get_option("--head")->count()) {
+    output.head = raw.value("--head");
+    if (output.head.empty())  // "" means "every head" inside; typed, it is a value missing
+      throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)", "''");
+  }
   output.full_json = raw.on("--full-json");
   output.stage = cmd.get_option("--stage")->count() > 0;
   output.stage_list = raw.value("--stage");
@@ -568,6 +576,8 @@ int main(int argc, char** argv) {
       attn::cli::VerifyOptions v;
       if (verify->get_option("--seeds")->count()) v.seeds = parse_number("--seeds", verify_seeds, 0, 100000);
       if (verify->get_option("--lesson")->count()) {
+        if (verify_lesson.empty())
+          throw UsageError("--lesson needs a lesson name", "--lesson", "a name from 'attn list'", "''");
         if (!attn::find_lesson(verify_lesson)) {
           const std::string near = attn::closest_lesson(verify_lesson);
           throw UsageError("unknown lesson '" + verify_lesson + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"),

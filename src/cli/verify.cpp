@@ -75,7 +75,9 @@ int verify(const VerifyOptions& options, std::ostream& out) {
     if (options.lesson.empty() || options.lesson == l.name) chosen.push_back(&l);
 
   out << "attn verify: every check of " << (options.lesson.empty() ? "every lesson" : "lesson " + options.lesson)
-      << ": defaults, presets, seeds 0.." << (options.seeds ? options.seeds - 1 : 0) << ", and a sweep of sizes\n\n";
+      << ": defaults, presets, "
+      << (options.seeds ? "seeds 0.." + std::to_string(options.seeds - 1) : std::string("no seed sweep (--seeds 0)"))
+      << ", and a sweep of sizes\n\n";
   std::vector<std::string> failures;
   std::vector<std::pair<std::string, Tally>> table;
   Tally total;

@@ -91,6 +91,8 @@ std::vector<std::string> article_name_targets(const LessonEntry& lesson, const s
     for (const char* spelling : kHeadWidth)
       if (lesson.find_extra(spelling)) return {spelling};
     if (heads) {
+      if (text.find_first_not_of('0') == std::string::npos)  // "0": no width to derive a size from
+        throw UsageError(flag + " is out of range", flag, "1.." + std::to_string(kMaxSize), text);
       // Every article derives it: head_dim = d_out // num_heads, d_key = d_model // n_heads.
       const std::string total = d_out ? "--d-out" : "--d-in";
       throw UsageError("lesson '" + name + "' computes the head width itself, d_k = " + total +

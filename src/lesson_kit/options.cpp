@@ -82,7 +82,11 @@ double parse_lesson_option(const LessonOption& option, const std::string& text) 
                         text.find_first_not_of("0123456789", first) == std::string::npos;
     if (!digits)
       throw UsageError(flag + " expects a whole number", flag, range, quoted);
-    if (minus && option.lo >= 0) throw UsageError(flag + " must not be negative", flag, range, quoted);
+    // "-0" is no negative number, but no plain one either: a sign has no place in a count.
+    const bool zero = text.find_first_not_of('0', first) == std::string::npos;
+    if (minus && option.lo >= 0)
+      throw UsageError(flag + (zero ? " expects a whole number without a sign" : " must not be negative"), flag, range,
+                       quoted);
     errno = 0;
     const long long n = std::strtoll(text.c_str(), nullptr, 10);
     if (errno == ERANGE) throw UsageError(flag + " is out of range", flag, range, text);
@@ -117,7 +121,10 @@ std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const st
                         entry.find_first_not_of("0123456789", first) == std::string::npos;
     if (!digits) {
       if (!entry.empty() && entry[0] == '-')
-        throw UsageError(flag + " must not be negative", flag, range, quoted);
+        throw UsageError(flag + (entry.find_first_not_of('0', 1) == std::string::npos && entry.size() > 1
+                                     ? " expects whole numbers without a sign"
+                                     : " must not be negative"),
+                         flag, range, quoted);
       throw UsageError(flag + " expects whole numbers separated by commas, e.g. 5,2", flag, range, quoted);
     }
     errno = 0;

@@ -123,6 +123,15 @@ TEST_CASE("bad input: options") {
       {{"lesson", "causal", "--seed", "1", "--seed", "2"}, {"--seed was given more than once"}},
       {{"lesson", "causal", "--seed", "x1"}, {"--seed", "'x1'"}},
       {{"lesson", "causal", "--seed", "-5"}, {"--seed must not be negative"}},
+      // "-0" is not negative, but a sign has no place in a count.
+      {{"lesson", "causal", "--seed", "-0"}, {"--seed expects a whole number without a sign", "'-0'"}},
+      {{"lesson", "rope", "--shift", "-0"}, {"--shift expects a whole number without a sign", "'-0'"}},
+      {{"lesson", "padding", "--valid-lens", "-0,2"}, {"--valid-lens expects whole numbers without a sign"}},
+      // Typed but empty: a value missing, not "every head".
+      {{"lesson", "heads", "--head", ""}, {"--head names one head or their mean", "vs ''"}},
+      {{"verify", "--lesson", ""}, {"--lesson needs a lesson name", "vs ''"}},
+      // A head width of 0 is out of range, not a recipe for --d-out = 0 x heads.
+      {{"lesson", "heads", "--d-key", "0"}, {"--d-key is out of range (--d-key: 1..65536 vs 0)"}},
       {{"lesson", "causal", "--precision", "0"}, {"--precision", "1..10"}},
       {{"lesson", "causal", "--batch", "1e3"}, {"--batch"}},
       {{"lesson", "causal", "--format", "yaml"}, {"--format", "'yaml'"}},

@@ -420,6 +420,11 @@ TEST_CASE("attn verify: options are checked like the lessons'") {
   CHECK(one.out.find("attn lesson causal --seed 2: [") != std::string::npos);
   CHECK(one.out.find("attn lesson heads") == std::string::npos);
   CHECK(one.out.find(" passed, 0 failed\n") != std::string::npos);
+  CHECK(one.out.rfind("attn verify: every check of lesson causal: defaults, presets, seeds 0..2,", 0) == 0);
+  // --seeds 0 runs no seed at all: the heading must not claim seed 0.
+  const auto none = attn_run({"verify", "--lesson", "causal", "--seeds", "0"});
+  CHECK(none.status == 0);
+  CHECK(none.out.rfind("attn verify: every check of lesson causal: defaults, presets, no seed sweep (--seeds 0),", 0) == 0);
 }
 
 TEST_CASE("the articles' names for the sizes run the same lesson as attn's own options") {
