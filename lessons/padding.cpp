@@ -52,10 +52,34 @@ struct PaddedBatch {
   std::vector<std::string> reproduce;
 };
 
+// "[5, 2]"; a long list (one length per sequence of a large --batch) shows its first and last 8
+// and counts the rest, so that the setting line stays a line.
 std::string list_text(const std::vector<std::size_t>& v) {
+  constexpr std::size_t kEnds = 8;
   std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v.size() > 2 * kEnds && i == kEnds) {
+      s += ", ...";
+      i = v.size() - kEnds;
+    }
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  }
+  return s + "]" + (v.size() > 2 * kEnds ? " (" + std::to_string(v.size()) + " values)" : "");
+}
+
+// The lengths as a Python list that runs as printed: "[5, 2]", or with runs of one value written
+// "[1] * 4096 + [3]" when that is shorter (a large --batch of equal lengths stays one short line).
+std::string python_list(const std::vector<std::size_t>& v) {
+  std::string plain = "[", runs;
+  for (std::size_t i = 0; i < v.size(); ++i) plain += (i ? ", " : "") + std::to_string(v[i]);
+  plain += "]";
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    runs += (i ? " + [" : "[") + std::to_string(v[i]) + "]" + (j - i > 1 ? " * " + std::to_string(j - i) : "");
+    i = j;
+  }
+  return runs.size() < plain.size() ? runs : plain;
 }
 
 std::string join_words(const std::vector<std::string>& words) {
@@ -150,11 +174,9 @@ PaddedBatch build_batch(const LessonOptions& opts) {
       p.reproduce.push_back(std::string(name) + " = torch.rand(" + Bs + ", " + (name[0] == 'q' ? Ts : Ss) + ", " +
                             ds + ")");
   }
-  std::string lens_py;
-  for (std::size_t b = 0; b < p.B; ++b) lens_py += (b ? ", " : "") + std::to_string(p.lens[b]);
   const std::string root = ds + " ** 0.5";
   const std::vector<std::string> rest = {
-      "valid_lens = torch.tensor([" + lens_py + "])",
+      "valid_lens = torch.tensor(" + python_list(std::vector<std::size_t>(p.lens.begin(), p.lens.begin() + p.B)) + ")",
       "key_pad = (torch.arange(" + Ss + ")[None, :] >= valid_lens[:, None]).float()",
       "mask = key_pad[:, None, :].expand(" + Bs + ", " + Ts + ", " + Ss + ")",
       "scores = q @ k.transpose(1, 2) / " + root,
@@ -414,10 +436,11 @@ void lesson_padding(const LessonOptions& opts, report::Report& out) {
             std::fmax(max_abs_diff(probe.attn_weights, cross_inf.attn_weights),
                       max_abs_diff(probe.context, cross_inf.context)),
             Relation::AtMost, 0.0);
-    std::string one_key;  // sequences whose queries see a single key: weight 1 on it
+    std::string one_key;  // sequences whose queries see a single key: weight 1 on it (the first 16 named)
     std::size_t n_one = 0;
     for (std::size_t b = 0; b < B; ++b)
-      if (p.lens[b] == 1) one_key += (n_one++ ? ", " : "") + std::to_string(b);
+      if (p.lens[b] == 1 && n_one++ < 16) one_key += (n_one > 1 ? ", " : "") + std::to_string(b);
+    if (n_one > 16) one_key += " and " + std::to_string(n_one - 16) + " more";
     s.note("exp(-inf) is exactly 0, so each row shares its weight among the real keys of its own sequence only, "
            "and the padded values are multiplied by 0 in context_inf. Every query here has at least one real key, "
            "so no row is left empty." +

@@ -28,6 +28,7 @@
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/shared_options.hpp"
+#include "report/heatmap.hpp"
 #include "report/manifest.hpp"
 #include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
@@ -287,7 +288,10 @@ std::string limits_help() {
          "  scaling: --seq-len 1..4096 (each key is scored by 256 queries at five widths)\n"
          "  --input, --weights, --states: a file's shape (an .npy header, a text file's rows so far) meets\n"
          "    these limits before its data is read; text files at most " + n(attn::kTextMaxBytes >> 20) + " MiB\n"
-         "  printing: a tensor over 1000 values shows the first and last 3 of each axis, as PyTorch does\n"
+         "  printing: a tensor over 1000 values shows the first and last 3 of each axis, as PyTorch does;\n"
+         "    heatmaps: at most " + n(attn::report::kMaxHeatmapPanels) + " grids per tensor; tables: " +
+         n(attn::report::kMaxTableRows) + " rows whole, else the first 32 and last 8;\n"
+         "    each says what it left out\n"
          "  --format json: a tensor over " + n(attn::report::kJsonInlineValues) +
          " values gets a summary instead of its values; --full-json writes all\n"
          "  --svg: at most " + n(attn::report::kMaxSvgFiles) + " pictures per run (pick with --svg-panels), each at most " +

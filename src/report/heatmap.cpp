@@ -231,17 +231,22 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
                          : wrap("heatmap of " + t.name + " (rows attend to columns)", width, "", "  ");
   Layout l = layout_for(set, width, opts);
   if (!l.fits) return out + wrap("(too narrow to draw: the grid needs more columns)", width, "", "");
+  // A long batch would print a grid per entry (65,536 entries: megabytes): the first panels are
+  // drawn, as --svg draws at most that many files, and a line says how many were left out.
+  const std::size_t drawn = std::min(set.panels.size(), kMaxHeatmapPanels);
   if (many) {
     // Panel titles such as "[12, 3]" must fit too.
-    for (const Panel& p : set.panels)
+    for (std::size_t i = 0; i < drawn; ++i) {
+      const Panel& p = set.panels[i];
       l.width = std::max(l.width, std::min(width, display_width(mean ? t.name + index_str(p.index) + ", " + set.note
                                                                     : index_str(p.index))));
+    }
   }
 
   const std::size_t per_band = std::max<std::size_t>(1, (width + kPanelGap) / (l.width + kPanelGap));
-  for (std::size_t first = 0; first < set.panels.size(); first += per_band) {
+  for (std::size_t first = 0; first < drawn; first += per_band) {
     if (first > 0) out += "\n";
-    const std::size_t last = std::min(set.panels.size(), first + per_band);
+    const std::size_t last = std::min(drawn, first + per_band);
     std::vector<std::vector<Line>> band;
     for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name));
     for (std::size_t i = 0; i < band.front().size(); ++i) {
@@ -250,6 +255,11 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
       out += trim_right(line) + "\n";
     }
   }
+  if (drawn < set.panels.size())
+    out += wrap("... and " + std::to_string(set.panels.size() - drawn) + " more grids like these, left out (the first " +
+                    std::to_string(drawn) + " of " + std::to_string(set.panels.size()) +
+                    " are drawn; the scale covers them all)",
+                width, "", "  ");
   return out + legend(set, l, width, opts);
 }
 

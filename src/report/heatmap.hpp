@@ -36,6 +36,8 @@ struct HeatmapOptions {
 };
 
 inline constexpr std::size_t kMinHeatmapWidth = 32;
+// Grids drawn per tensor at most (as --svg writes at most 64 files); a line counts the rest.
+inline constexpr std::size_t kMaxHeatmapPanels = 64;
 // The marks of the ramp, lowest first. The blank is kept for exactly the bottom of the scale (a
 // masked weight), so that any weight above 0, however small, leaves a mark.
 inline constexpr const char* kRamp = " .:-=+*#%@";

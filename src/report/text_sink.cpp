@@ -42,7 +42,16 @@ bool numeric(const std::string& cell) {
 
 }  // namespace
 
-std::string render_table(const TableItem& table) {
+std::string render_table(const TableItem& whole) {
+  // A table with a row per sequence of a large --batch would run to megabytes: its first and last
+  // rows are printed, and a line counts the rest.
+  constexpr std::size_t kHead = 32, kTail = 8;
+  TableItem table = whole;
+  const std::size_t left_out = whole.rows.size() > kMaxTableRows ? whole.rows.size() - kHead - kTail : 0;
+  if (left_out) {
+    table.rows.assign(whole.rows.begin(), whole.rows.begin() + kHead);
+    table.rows.insert(table.rows.end(), whole.rows.end() - kTail, whole.rows.end());
+  }
   std::vector<std::size_t> widths(table.header.size(), 0);
   // Numbers line up on the right; words read from the left.
   std::vector<bool> right(table.header.size(), true);
@@ -70,7 +79,12 @@ std::string render_table(const TableItem& table) {
   std::string rule = "  ";
   for (std::size_t c = 0; c < widths.size(); ++c) rule += (c ? "  " : "") + std::string(widths[c], '-');
   out += rule + "\n";
-  for (const auto& row : table.rows) out += line(row);
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    if (left_out && r == kHead)
+      out += "  ... " + std::to_string(left_out) + " more rows like these (" + std::to_string(whole.rows.size()) +
+             " in all; the first " + std::to_string(kHead) + " and the last " + std::to_string(kTail) + " are shown)\n";
+    out += line(table.rows[r]);
+  }
   return out;
 }
 

@@ -38,6 +38,8 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
                  const std::string& rest);
 
 // A plain table: columns of numbers right-aligned, columns of words left-aligned.
+// Rows printed whole at most; a longer table shows its first 32 and last 8 and counts the rest.
+inline constexpr std::size_t kMaxTableRows = 64;
 std::string render_table(const TableItem& table);
 
 }  // namespace attn::report

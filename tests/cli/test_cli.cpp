@@ -945,3 +945,24 @@ TEST_CASE("lesson screens keep implementation words off: no source paths, no int
   }
   CHECK(files >= 14);  // one per lesson at least
 }
+
+TEST_CASE("text output along the batch axis is bounded: grids, tables and lists say what they left out") {
+  // Before: causal --batch 65536 --seq-len 2 printed 12.3 MB (a heatmap grid per sequence) and
+  // padding's lengths, tables and notes 4.5 MB. Each long list now shows a bounded part and counts
+  // the rest, so the output stays a few tens of kilobytes.
+  const auto causal = attn_run({"lesson", "causal", "--batch", "65536", "--seq-len", "2", "--color", "never"});
+  CHECK(causal.status == 0);
+  CHECK(causal.out.size() < 100000);
+  CHECK(causal.out.find("... and 65472 more grids like these, left out (the first 64 of 65536 are drawn;") !=
+        std::string::npos);
+  const auto padding = attn_run({"lesson", "padding", "--batch", "65536", "--seq-len", "1", "--color", "never"});
+  CHECK(padding.status == 0);
+  CHECK(padding.out.size() < 100000);
+  CHECK(padding.out.find("valid_lens [1, 1, 1, 1, 1, 1, 1, 1, ..., 1, 1, 1, 1, 1, 1, 1, 1] (65536 values)") !=
+        std::string::npos);
+  CHECK(padding.out.find("  ... 65496 more rows like these (65536 in all; the first 32 and the last 8 are shown)") !=
+        std::string::npos);
+  CHECK(padding.out.find("13, 14, 15 and 65520 more have one") != std::string::npos);
+  // The reproduce line stays runnable and short: one run of 65536 equal lengths.
+  CHECK(padding.out.find("valid_lens = torch.tensor([1] * 65536)") != std::string::npos);
+}
