@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/completion.hpp"
+#include "cli/error_line.hpp"
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
 #include "cli/lesson_help.hpp"
@@ -650,7 +651,7 @@ int main(int argc, char** argv) {
         std::cout << attn::cli::lesson_help(lesson_named(raw.lesson));
         return 0;
       } catch (const UsageError& bad) {
-        std::cerr << "attn: error: " << bad.what() << "\n";
+        std::cerr << "attn: error: " << attn::cli::error_line(bad.what()) << "\n";
         return kExitUsage;
       }
     }
@@ -660,19 +661,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    std::cerr << "attn: error: " << extras_text(app, e, raw) << "\n";
+    std::cerr << "attn: error: " << attn::cli::error_line(extras_text(app, e, raw)) << "\n";
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attn: error: " << parse_error_text(e, app.remaining(true)) << "\n";
+    std::cerr << "attn: error: " << attn::cli::error_line(parse_error_text(e, app.remaining(true))) << "\n";
     return kExitUsage;
   } catch (const UsageError& e) {
-    std::cerr << "attn: error: " << e.what() << "\n";
+    std::cerr << "attn: error: " << attn::cli::error_line(e.what()) << "\n";
     return kExitUsage;
   } catch (const std::bad_alloc&) {
     std::cerr << "attn: error: out of memory (try smaller sizes)\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "attn: error: internal: " << e.what() << "\n";
+    std::cerr << "attn: error: internal: " << attn::cli::error_line(e.what()) << "\n";
     return 1;
   }
 }

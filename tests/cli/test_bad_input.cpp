@@ -93,6 +93,8 @@ void refused(const Case& c, const fs::path& watched, int status = 2) {
   CHECK(r.out.empty());
   CHECK(r.err.rfind("attn: error: ", 0) == 0);
   CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.find('\x1b') == std::string::npos);  // no escape sequence reaches the terminal
+  CHECK(r.err.size() <= 1100);                      // one readable line, however long the value
   for (const auto& name : c.names) CHECK_MESSAGE(r.err.find(name) != std::string::npos, "names " << name);
   CHECK(seconds < kBoundS);
   CHECK(listing(watched) == before);  // nothing half-written, no temporary left
@@ -123,6 +125,14 @@ TEST_CASE("bad input: options") {
       {{"lesson", "causal", "--seed", "1", "--seed", "2"}, {"--seed was given more than once"}},
       {{"lesson", "causal", "--seed", "x1"}, {"--seed", "'x1'"}},
       {{"lesson", "causal", "--seed", "-5"}, {"--seed must not be negative"}},
+      // Echoed values stay one line and reach the terminal as text: control bytes as \xNN, valid
+      // UTF-8 kept, the C1 range (U+0080..U+009F, a second way to start an escape sequence) escaped.
+      {{"lesson", "causal", "--seed", "1\n2"}, {"'1\\x0A2'"}},
+      {{"lesson", "causal", "--preset", "a\nb"}, {"unknown preset 'a\\x0Ab'"}},
+      {{"lesson", "causal", "--format", "\x1b]0;title\x07"}, {"'\\x1B]0;title\\x07'"}},
+      {{"lesson", "\x1b[2J"}, {"unknown lesson '\\x1B[2J'"}},
+      {{"lesson", "causal", "--preset", "caf\xc3\xa9\xc2\x9b[2J"}, {"unknown preset 'caf\xc3\xa9\\xC2\\x9B[2J'"}},
+      {{"lesson", "causal", "--seed", std::string(100000, '7')}, {"--seed", "bytes left out", "7777'"}},
       // "-0" is not negative, but a sign has no place in a count.
       {{"lesson", "causal", "--seed", "-0"}, {"--seed expects a whole number without a sign", "'-0'"}},
       {{"lesson", "rope", "--shift", "-0"}, {"--shift expects a whole number without a sign", "'-0'"}},
