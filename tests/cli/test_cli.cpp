@@ -324,20 +324,24 @@ TEST_CASE("README's test command is what CI runs") {
   std::istringstream lines(ci);
   std::string command;
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("bash scripts/setup.sh", 0) == 0) command = line;
+    if (line.rfind("time (bash scripts/setup.sh", 0) == 0) command = line;
   REQUIRE_FALSE(command.empty());
-  CHECK(readme.find(command) != std::string::npos);
-  CHECK(command.find("ctest -j2 --output-on-failure") != std::string::npos);
+  CAPTURE(command);
+  CHECK(readme.find("\n" + command + "\n") != std::string::npos);  // a line of its own, word for word
+  // It prints its own duration (`time`), and runs in a subshell: a failing step fails the line
+  // (and .ci/run, under set -e), and the learner is back in the repository root afterwards.
+  CHECK(command.back() == ')');
+  CHECK(command.find("ctest -j2 --output-on-failure)") != std::string::npos);
   // And the first command runs the causal lesson after the same setup, building attn alone.
   CHECK(readme.find("bash scripts/setup.sh && cmake -S . -B build && cmake --build build -j2 --target attn && "
                     "./build/attn lesson causal") != std::string::npos);
 }
 
 TEST_CASE("CI runs the golden outputs a second time under another OpenBLAS kernel") {
-  // After the README's command (which ends in build/), .ci/run has a line
+  // After the README's command (and a `cd build`), .ci/run has a line
   //   OPENBLAS_CORETYPE=<kernel> OPENBLAS_NUM_THREADS=<n> ctest ... -L golden ...
   const std::string ci = read_file(ATTN_SOURCE_DIR "/.ci/run");
-  const auto readme_command = ci.find("\nbash scripts/setup.sh");
+  const auto readme_command = ci.find("\ntime (bash scripts/setup.sh");
   REQUIRE(readme_command != std::string::npos);
   std::istringstream lines(ci.substr(readme_command + 1));
   std::string again;

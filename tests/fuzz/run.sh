@@ -3,6 +3,8 @@
 #   TARGET: npy, text_matrix, weights_dir, tokenizer_json, tokenize, safetensors or model_config
 #   (or "all": each for SECONDS)
 #   BUILD_DIR: a clang build with -DATTN_FUZZ=ON (default build-fuzz, configured and built here)
+# tests/fuzz/run.sh build [BUILD_DIR] configures and builds every target in one go and runs none
+# (.ci/run does, to time the build apart from the runs).
 # The checked-in seeds (tests/fuzz/TARGET/corpus) are read, never written: new inputs go to
 # BUILD_DIR/fuzz-corpus/TARGET. A crash is written to BUILD_DIR/fuzz-crashes/TARGET/ and the run
 # fails; copy the reproducer into tests/fuzz/TARGET/crashes/ with the fix, so that the ordinary
@@ -14,8 +16,28 @@ target="${1:-}"
 seconds="${2:-}"
 build="${3:-$root/build-fuzz}"
 targets=(npy text_matrix weights_dir tokenizer_json tokenize safetensors model_config)
+
+need_clang() {
+  if ! command -v clang++ >/dev/null 2>&1; then
+    echo "run.sh: clang++ is not installed (apt-get install clang libclang-rt-14-dev)" >&2
+    exit 2
+  fi
+}
+configure() {
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DATTN_FUZZ=ON -DBUILD_TESTING=OFF \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+}
+if [ "$target" = build ]; then
+  build="${2:-$root/build-fuzz}"
+  need_clang
+  configure
+  cmake --build "$build" -j2 --target "${targets[@]/#/fuzz_}" >/dev/null
+  exit 0
+fi
 if [ -z "$target" ] || ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
-  echo "usage: tests/fuzz/run.sh npy|text_matrix|weights_dir|tokenizer_json|tokenize|safetensors|model_config|all SECONDS [BUILD_DIR]" >&2
+  echo "usage: tests/fuzz/run.sh npy|text_matrix|weights_dir|tokenizer_json|tokenize|safetensors|model_config|all SECONDS [BUILD_DIR], or tests/fuzz/run.sh build [BUILD_DIR]" >&2
   exit 2
 fi
 if [ "$target" = all ]; then
@@ -24,14 +46,8 @@ if [ "$target" = all ]; then
 fi
 case " ${targets[*]} " in *" $target "*) ;; *) echo "run.sh: unknown target '$target' (expected ${targets[*]})" >&2; exit 2 ;; esac
 
-if ! command -v clang++ >/dev/null 2>&1; then
-  echo "run.sh: clang++ is not installed (apt-get install clang libclang-rt-14-dev)" >&2
-  exit 2
-fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DATTN_FUZZ=ON -DBUILD_TESTING=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
+need_clang
+configure
 cmake --build "$build" -j2 --target "fuzz_$target" >/dev/null
 
 corpus="$build/fuzz-corpus/$target"
