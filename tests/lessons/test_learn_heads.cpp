@@ -120,8 +120,13 @@ TEST_CASE("learn-heads at its defaults: PyTorch's curve, every check passed, the
       }
 }
 
-TEST_CASE("the heads take their jobs for 20 more seeds (attn verify runs 0..49)") {
-  for (std::uint64_t seed = 100; seed < 120; ++seed) {
+#ifndef ATTN_SEED_SWEEP
+#define ATTN_SEED_SWEEP 0  // the whole sweep; a sanitizer build sets 3 (tests/lessons/CMakeLists.txt)
+#endif
+
+TEST_CASE("the heads take their jobs for 20 more seeds (attn verify runs 0..49, and 3 under the sanitizers)") {
+  const std::uint64_t seeds = ATTN_SEED_SWEEP ? ATTN_SEED_SWEEP : 20;
+  for (std::uint64_t seed = 100; seed < 100 + seeds; ++seed) {
     const report::Report r = run_lesson("learn-heads", with_seed(seed));
     for (const auto& c : checks(r)) {
       CAPTURE(seed);
