@@ -326,7 +326,8 @@ TEST_CASE("flash: the memory stage says what its scratch leaves out, with a GPU 
   // s tile 64 * 64 and m, l, alpha (3 * 64) floats = 17,152 bytes, plus q, k, v and o tiles
   // (2 * 64 + 2 * 64) * 128 * 4 = 131,072 bytes: 148,224 bytes, a ratio of 12 GiB / 148,224 = 86,929.
   bool said = false;
-  for (const auto& s : run_lesson("flash").stages())
+  const auto run = run_lesson("flash");  // named: a temporary would die before the loop
+  for (const auto& s : run.stages())
     for (const auto& n : notes(s))
       said = said || (n.find("= 131,072 bytes more") != std::string::npos &&
                       n.find("so 148,224 in all and a ratio of 86,929x at T 8,192") != std::string::npos);

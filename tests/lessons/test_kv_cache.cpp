@@ -331,7 +331,8 @@ TEST_CASE("--rope-theta at d_k = 2: one pair, the same for every theta, and the 
 
 TEST_CASE("the cost tables say the Llama rows leave the MLP out, with its count") {
   bool said = false;
-  for (const auto& s : run_lesson("kv-cache").stages())
+  const auto run = run_lesson("kv-cache");  // named: a temporary would die before the loop
+  for (const auto& s : run.stages())
     for (const auto& n : notes(s))
       // 3 x 3072 x 8192 (gate, up, down) against 3072 x (3072 + 1024 + 1024 + 3072) for q, k, v, o.
       said = said || (n.find("MLP, left out, adds 3 x 3,072 x 8,192 = 75,497,472") != std::string::npos &&
