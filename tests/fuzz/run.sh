@@ -58,4 +58,4 @@ mkdir -p "$corpus" "$crashes"
 "$build/tests/fuzz/fuzz_$target" \
   -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -print_final_stats=1 \
   -dict="$here/$target.dict" -artifact_prefix="$crashes/" \
-  "$corpus" "$here/$target/corpus"
+  "$corpus" "$here/$target/corpus" "$here/$target/crashes"
