@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "io/checkpoint.hpp"
 #include "io/model_config.hpp"
@@ -43,8 +44,13 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
 
 }  // namespace
 
+// Every case of tests/data/models/models.json: four copied by make_expected.py, four written by
+// make_more_models.py (whose weights/*.npy come from hf_forward.py's numpy conversion).
+const char* const kCases[] = {"gpt2_tiny",           "llama3_tiny_bf16",   "llama_tiny_f16_sharded", "qwen2_tiny",
+                              "llama_one_token_f32", "gpt2_context_limit", "llama3_rope_scaled",     "qwen2_three_shards"};
+
 TEST_CASE("every tensor of every tiny checkpoint converts to the values numpy and torch give") {
-  for (const char* name : {"gpt2_tiny", "llama3_tiny_bf16", "llama_tiny_f16_sharded", "qwen2_tiny"}) {
+  for (const char* name : kCases) {
     CAPTURE(name);
     const Checkpoint ck = open_checkpoint(kModels + "/" + name);
     std::size_t npy_files = 0;
@@ -190,6 +196,51 @@ TEST_CASE("config.json refusals name the field and both values") {
   CHECK(c.rope_theta == 10000.0);
   CHECK(!c.rope_scaling.llama3);
   CHECK(!c.tie_word_embeddings);
+}
+
+TEST_CASE("the cases of make_more_models.py: configs as save_pretrained writes them, three shards") {
+  {  // head_dim 16 given, hidden / heads = 8: q_proj (64, 32), o_proj (32, 64)
+    const Checkpoint ck = open_checkpoint(kModels + "/llama_one_token_f32");
+    CHECK(ck.config.family == ModelFamily::Llama);
+    CHECK(ck.config.head_dim == 16);
+    CHECK(ck.config.head_dim_given);
+    CHECK(ck.config.kv_heads == 2);
+    CHECK(ck.config.tie_word_embeddings);
+    CHECK(!ck.config.rope_scaling.llama3);  // "rope_scaling": null
+    CHECK(ck.tensors.size() == 20);         // no lm_head.weight
+  }
+  {  // n_positions 16 (no n_ctx key, as transformers 4.x writes GPT2Config)
+    const ModelConfig c = read_model_config(kModels + "/gpt2_context_limit/config.json");
+    CHECK(c.family == ModelFamily::Gpt2);
+    CHECK(c.context == 16);
+    CHECK(c.heads == 3);
+    CHECK(c.head_dim == 8);
+    CHECK(c.intermediate == 96);  // "n_inner": null
+  }
+  {
+    const ModelConfig c = read_model_config(kModels + "/llama3_rope_scaled/config.json");
+    CHECK(c.rope_scaling.llama3);
+    CHECK(c.rope_scaling.factor == 8.0);
+    CHECK(c.rope_scaling.low_freq_factor == 1.0);
+    CHECK(c.rope_scaling.high_freq_factor == 4.0);
+    CHECK(c.rope_scaling.original_max_position_embeddings == 8);
+    CHECK(c.rope_theta == 500000.0);
+    CHECK(c.kv_heads == 1);
+  }
+  {
+    const Checkpoint ck = open_checkpoint(kModels + "/qwen2_three_shards");
+    CHECK(ck.config.family == ModelFamily::Qwen2);
+    CHECK(ck.config.qkv_bias);
+    CHECK(!ck.config.o_bias);
+    CHECK(!ck.config.tie_word_embeddings);
+    CHECK(ck.sharded);
+    CHECK(ck.file_names == std::vector<std::string>{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                                                    "model-00003-of-00003.safetensors"});
+    REQUIRE(ck.index_total_size.has_value());
+    CHECK(*ck.index_total_size == 112256);  // float32 bytes of all 39 tensors
+    CHECK(ck.tensors.size() == 39);
+    CHECK(ck.tensors.back().expected.name == "lm_head.weight");
+  }
 }
 
 TEST_CASE("GPT-2 keys with the transformer. prefix are read as well") {

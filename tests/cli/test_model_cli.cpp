@@ -11,6 +11,7 @@
 #include <sstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/model_config.hpp"
@@ -296,6 +297,33 @@ TEST_CASE("the summaries of the other tiny checkpoints: the lines that differ by
   for (const auto* out : {&gpt2, &llama3, &sharded}) {
     std::istringstream lines(*out);
     for (std::string l; std::getline(lines, l);) CHECK_MESSAGE(l.size() <= 80, l);
+  }
+}
+
+TEST_CASE("the summaries of make_more_models.py's cases (tests/data/models/README.md)") {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"llama_one_token_f32",
+       {"        (q_proj): Linear(in_features=32, out_features=64, bias=False)\n",
+        "        (o_proj): Linear(in_features=64, out_features=32, bias=False)\n", "  head size          16 (head_dim)\n",
+        "  RoPE scaling       none\n"}},
+      {"gpt2_context_limit", {"  (wpe): Embedding(16, 24)\n", "  context            16 positions (n_positions)\n"}},
+      {"llama3_rope_scaled",
+       {"  RoPE scaling       llama3: factor 8, low_freq_factor 1,\n"
+        "                     high_freq_factor 4, original_max_position_embeddings 8\n"}},
+      {"qwen2_three_shards",
+       {"  model.safetensors.index.json\n                          3 shards, total_size 112,256 (= their data)\n",
+        "  model-00003-of-00003.safetensors\n", "  lm_head            its own weight (tie_word_embeddings false)\n",
+        "  biases             q, k, v\n"}},
+  };
+  for (const auto& [name, lines] : cases) {
+    CAPTURE(name);
+    const auto r = summary_of(name);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    for (const auto& line : lines) CHECK_MESSAGE(r.out.find(line) != std::string::npos, line);
+    CHECK(r.out.find("Values: all ") != std::string::npos);
+    std::istringstream text(r.out);
+    for (std::string l; std::getline(text, l);) CHECK_MESSAGE(l.size() <= 80, l);
   }
 }
 
