@@ -26,9 +26,22 @@ std::vector<std::string> words(const std::string& text) {
 
 // The sizes each kind of lesson is swept over, chosen to reach the edges: one token, one
 // dimension, one head, batches, grouped heads, sentences of one word and long ones.
-std::vector<Run> size_runs(unsigned bits) {
+std::vector<Run> size_runs(const LessonEntry& lesson) {
+  const unsigned bits = lesson.options;
   std::vector<Run> runs;
-  if (bits & kHeads) {
+  // A lesson whose --rope-theta cannot be 0 always turns q and k (block): its heads are whole
+  // pairs of dimensions, so its edges are one head of one pair, and the smallest base.
+  const LessonOption* theta = lesson.find_extra("--rope-theta");
+  if ((bits & kHeads) && theta && theta->lo > 0) {
+    runs.push_back({" --seq-len 1 --d-in 2 --heads 1", [](LessonOptions& o) { o.seq_len = 1, o.d_in = 2, o.heads = 1; }});
+    runs.push_back({" --d-in 16 --heads 4 --kv-heads 2 --seq-len 6",
+                    [](LessonOptions& o) { o.d_in = 16, o.heads = 4, o.kv_heads = 2, o.seq_len = 6; }});
+    runs.push_back({" --d-in 32 --heads 8 --kv-heads 1 --seq-len 12",
+                    [](LessonOptions& o) { o.d_in = 32, o.heads = 8, o.kv_heads = 1, o.seq_len = 12; }});
+    runs.push_back({" --heads 4 --kv-heads 4 --seq-len 64",
+                    [](LessonOptions& o) { o.heads = 4, o.kv_heads = 4, o.seq_len = 64; }});
+    runs.push_back({" --rope-theta 2", [](LessonOptions& o) { o.own["--rope-theta"] = 2; }});
+  } else if (bits & kHeads) {
     runs.push_back({" --seq-len 1 --d-in 1 --d-out 1 --heads 1", [](LessonOptions& o) {
                       o.seq_len = 1, o.d_in = 1, o.d_out = 1, o.heads = 1;
                     }});
@@ -88,7 +101,7 @@ int verify(const VerifyOptions& options, std::ostream& out) {
     if (lesson->options & kSeed)
       for (std::uint64_t seed = 0; seed < options.seeds; ++seed)
         runs.push_back({" --seed " + std::to_string(seed), [seed](LessonOptions& o) { o.seed = seed; }});
-    for (auto& r : size_runs(lesson->options)) runs.push_back(std::move(r));
+    for (auto& r : size_runs(*lesson)) runs.push_back(std::move(r));
     for (const auto& p : presets())
       for (const char* l : p.lessons)
         if (std::string(l) == lesson->name) {

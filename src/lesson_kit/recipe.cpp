@@ -63,6 +63,15 @@ std::string nested(const Shape& shape, const std::vector<float>& values, std::si
   return "[" + join(parts, ", ") + "]";
 }
 
+// The same for whole numbers, written without a decimal point (an int64 tensor in PyTorch).
+std::string whole_numbers(const Shape& shape, const std::vector<std::size_t>& values, std::size_t axis,
+                          std::size_t& offset) {
+  if (axis == shape.size()) return std::to_string(values[offset++]);
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < shape[axis]; ++i) parts.push_back(whole_numbers(shape, values, axis + 1, offset));
+  return "[" + join(parts, ", ") + "]";
+}
+
 bool all_in_book(const Words& w) {
   if (w.book.empty() || w.sentences.size() != 1) return false;
   for (const auto& word : w.sentences[0]) {
@@ -166,7 +175,9 @@ bool Recipe::uses_seed() const {
     if (std::holds_alternative<Seed>(steps_[i])) seeded = true;
     if (std::holds_alternative<Words>(steps_[i])) seeded = false;  // embed() reseeds per word
     if (!seeded) continue;
-    if (std::holds_alternative<Rand>(steps_[i])) return true;
+    if (std::holds_alternative<Rand>(steps_[i]) || std::holds_alternative<Embedding>(steps_[i]) ||
+        std::holds_alternative<Uniform>(steps_[i]))
+      return true;
     if (const auto* l = std::get_if<Linear>(&steps_[i])) {
       bool replaced = false;
       for (std::size_t j = i + 1; j < steps_.size(); ++j)
@@ -204,7 +215,7 @@ std::vector<std::string> Recipe::lines() const {
   bool numpy = false, nn = false;
   for (const auto& s : steps_) {
     numpy = numpy || std::holds_alternative<Load>(s);
-    nn = nn || std::holds_alternative<Linear>(s);
+    nn = nn || std::holds_alternative<Linear>(s) || std::holds_alternative<Embedding>(s);
   }
   std::vector<std::string> out = {numpy ? "import numpy as np, torch" : "import torch"};
   if (nn) out.push_back("from torch import nn");
@@ -241,6 +252,19 @@ std::vector<std::string> Recipe::lines() const {
                                                        std::to_string(s.copies) + ")");
                    },
                    [&](const Comment& c) { out.push_back("# " + c.text); },
+                   [&](const Embedding& e) {
+                     out.push_back(e.name + " = nn.Embedding(" + std::to_string(e.num) + ", " +
+                                   std::to_string(e.dim) + ")");
+                   },
+                   [&](const Uniform& u) {
+                     out.push_back(u.name + " = torch.empty(" + std::to_string(u.n) + ").uniform_(" +
+                                   float_literal(u.lo) + ", " + float_literal(u.hi) + ")");
+                   },
+                   [&](const Ids& ids) {
+                     std::size_t offset = 0;
+                     out.push_back(ids.name + " = torch.tensor(" + whole_numbers(ids.shape, ids.values, 0, offset) +
+                                   ")");
+                   },
                },
                step);
   return out;

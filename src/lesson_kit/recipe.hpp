@@ -82,8 +82,28 @@ struct Stack {
 struct Comment {
   std::string text;
 };
+// name = nn.Embedding(num, dim): name.weight (num, dim) drawn N(0, 1) (normal_, the path
+// TorchGenerator::randn takes).
+struct Embedding {
+  std::string name;
+  std::size_t num, dim;
+};
+// name = torch.empty(n).uniform_(lo, hi): a (n,) vector, U(lo, hi) (a norm's weight drawn
+// rather than left at ones). lo and hi are written as float_literal writes them.
+struct Uniform {
+  std::string name;
+  std::size_t n;
+  float lo, hi;
+};
+// name = torch.tensor([[3, 1, 4]]): whole numbers of `shape` (token ids), an int64 tensor in
+// PyTorch because no literal has a decimal point.
+struct Ids {
+  std::string name;
+  Shape shape;
+  std::vector<std::size_t> values;  // C order
+};
 
-using Step = std::variant<Seed, Rand, Linear, Words, Literal, Load, Stack, Comment>;
+using Step = std::variant<Seed, Rand, Linear, Words, Literal, Load, Stack, Comment, Embedding, Uniform, Ids>;
 
 class Recipe {
  public:
@@ -93,8 +113,9 @@ class Recipe {
   Recipe& add(Step step);
 
   const std::vector<Step>& steps() const { return steps_; }
-  // True when some step draws from a torch.manual_seed of this recipe (Rand, or a Linear whose
-  // weight is not replaced by a Load): only then does the seed produce printed numbers.
+  // True when some step draws from a torch.manual_seed of this recipe (Rand, Embedding, Uniform,
+  // or a Linear whose weight is not replaced by a Load): only then does the seed produce printed
+  // numbers.
   bool uses_seed() const;
   // The seed of the first Seed step, if any.
   std::optional<std::uint64_t> first_seed() const;

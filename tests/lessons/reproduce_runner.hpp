@@ -3,7 +3,8 @@
 // The lines come from lessons/recipe.* and use a small subset of Python: torch.manual_seed,
 // torch.rand, nn.Linear, torch.tensor of a literal or of np.load / np.loadtxt (optionally .T, or
 // assigned to a layer's .weight.data / .bias.data), the embed() helper for words, torch.stack and
-// unsqueeze. This reads each line back and does what PyTorch would do with it, using the
+// unsqueeze, nn.Embedding (normal_), torch.empty(n).uniform_(lo, hi) and a literal of whole
+// numbers (token ids). This reads each line back and does what PyTorch would do with it, using the
 // project's TorchGenerator (which draws what torch.manual_seed + torch.rand / nn.Linear draw) and
 // the .npy and text readers. torch.rand of three sizes and pad_sequence over embedded sentences
 // of different lengths are known too (the padding lesson). A line it does not recognise fails the test, so a new kind of line
@@ -134,6 +135,8 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
   const std::regex rand_re(R"((\w+) = torch\.rand\((\d+), (\d+)\))");
   const std::regex rand3_re(R"((\w+) = torch\.rand\((\d+), (\d+), (\d+)\))");
   const std::regex linear_re(R"((\w+) = nn\.Linear\((\d+), (\d+)(, bias=False)?\))");
+  const std::regex embedding_re(R"((\w+) = nn\.Embedding\((\d+), (\d+)\))");
+  const std::regex uniform_re(R"((\w+) = torch\.empty\((\d+)\)\.uniform_\(([-+.e\d]+), ([-+.e\d]+)\))");
   const std::string text_lines = R"(\(line\.replace\(",", " "\)\.replace\(";", " "\) for line in open\()";
   const std::regex load_re("([\\w.]+?)(\\.data)? = torch\\.tensor\\(np\\.(load\\(|loadtxt\\(" + text_lines + ")" + q +
                            "(\\)\\), ndmin=2\\)|\\)), dtype=torch\\.float32\\)(\\.T)?");
@@ -188,6 +191,15 @@ inline std::map<std::string, Held> run_reproduce(const std::vector<std::string>&
       const Linear l = make_linear(gen, in, out, !m[4].matched);
       vars[std::string(m[1]) + ".weight"] = {{out, in}, {l.weight.begin(), l.weight.end()}};
       if (l.has_bias()) vars[std::string(m[1]) + ".bias"] = {{out}, {l.bias.begin(), l.bias.end()}};
+    } else if (std::regex_match(line, m, embedding_re)) {
+      const Mat w = gen.randn(std::stoul(m[2]), std::stoul(m[3]));  // (num, dim): what normal_ draws
+      vars[std::string(m[1]) + ".weight"] = {{w.shape()[0], w.shape()[1]}, {w.begin(), w.end()}};
+    } else if (std::regex_match(line, m, uniform_re)) {
+      std::vector<float> v(std::stoul(m[2]));  // (n,)
+      // Python reads each bound as a double; torch hands uniform_ that double.
+      gen.uniform_(v.data(), v.size(), static_cast<float>(std::strtod(m[3].str().c_str(), nullptr)),
+                   static_cast<float>(std::strtod(m[4].str().c_str(), nullptr)));
+      vars[m[1]] = {{v.size()}, v};
     } else if (std::regex_match(line, m, load_re)) {
       const std::string path = unescape(m[4]);
       const bool text = m[3] != "load(";
