@@ -17,6 +17,7 @@
 #include "cli/external_io.hpp"
 #include "cli/lesson_help.hpp"
 #include "cli/model_command.hpp"
+#include "cli/model_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/render.hpp"
 #include "cli/terminal.hpp"
@@ -40,7 +41,6 @@ namespace {
 using attn::UsageError;
 
 constexpr int kExitUsage = 2;
-constexpr int kExitCheckFailed = 3;  // a lesson's check failed: everything was printed, then this
 
 // Strict whole numbers: digits only, inside [lo, hi].
 std::uint64_t parse_number(const std::string& flag, const std::string& text, std::uint64_t lo,
@@ -359,16 +359,9 @@ int list_presets() {
   return 0;
 }
 
-int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
-  const attn::LessonEntry* lesson = &lesson_named(raw.lesson);
-  std::set<std::string> given;
-  attn::LessonOptions opts = convert(raw, cmd, *lesson, given);
-  attn::check_options_apply(*lesson, given);
-  if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.value("--preset"), lesson->name, raw.on("--values"), opts);
-
+// The output options every lesson takes (and attn model DIR --text), as typed.
+attn::cli::OutputOptions output_options(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
   attn::cli::OutputOptions output;
-  output.precision = opts.precision;
-  output.shapes_only = opts.shapes_only;
   output.dump = cmd.get_option("--dump")->count() > 0;
   output.dump_dir = raw.value("--dump");
   output.npz = cmd.get_option("--npz")->count() > 0;
@@ -390,6 +383,26 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   output.full_json = raw.on("--full-json");
   output.stage = cmd.get_option("--stage")->count() > 0;
   output.stage_list = raw.value("--stage");
+  return output;
+}
+
+// The output and display options of the shared table that every lesson takes (not --values or
+// --preset, which are about presets): attn model registers these too.
+bool model_output_option(const attn::SharedOption& o) {
+  const std::string f = o.flag;
+  return o.bits == 0 && f != "--values" && f != "--preset";
+}
+
+int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
+  const attn::LessonEntry* lesson = &lesson_named(raw.lesson);
+  std::set<std::string> given;
+  attn::LessonOptions opts = convert(raw, cmd, *lesson, given);
+  attn::check_options_apply(*lesson, given);
+  if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.value("--preset"), lesson->name, raw.on("--values"), opts);
+
+  attn::cli::OutputOptions output = output_options(raw, cmd, command_line);
+  output.precision = opts.precision;
+  output.shapes_only = opts.shapes_only;
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -418,16 +431,7 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
 
   attn::cli::render(report, output);
 
-  // A failed check is not hidden in the middle of the output: once everything is printed, each
-  // one is named on stderr and the status says so.
-  const auto failed = attn::report::failed_checks(report);
-  if (failed.empty()) return 0;
-  std::cout.flush();
-  for (const auto& f : failed)
-    std::cerr << "attn: check failed in stage " << f.stage << ": " << f.check->text << " ("
-              << f.check->measure << " = " << attn::report::measured(f.check->value) << ", required "
-              << (f.check->relation == attn::report::Relation::AtMost ? "<= " : ">= ") << f.check->bound << ")\n";
-  return kExitCheckFailed;
+  return attn::cli::failed_checks_status(report);
 }
 
 }  // namespace
@@ -516,16 +520,36 @@ int main(int argc, char** argv) {
   verify->add_option("--lesson", verify_lesson, "Only this lesson")->type_name("NAME");
   verify->add_flag("--list", verify_list, "Print every check of every run, not only the failures");
 
-  // attn model DIR: a Hugging Face checkpoint folder, read strictly (cli/model_command.*).
+  // attn model DIR: a Hugging Face checkpoint folder, read strictly and described
+  // (cli/model_command.*), or run on a prompt stage by stage (cli/model_run.*).
   attn::cli::ModelCommandOptions model_options;
-  bool model_summary = false;
-  CLI::App* model = app.add_subcommand("model", "Read a Hugging Face checkpoint folder strictly and describe it: attn model DIR --summary");
+  bool model_summary = false, model_no_bos = false;
+  std::string model_text, model_text_file, model_ids, model_layer, model_top_k;
+  RawOptions model_raw;
+  CLI::App* model = app.add_subcommand("model", "A Hugging Face checkpoint folder: describe it (attn model DIR) or run it "
+                                                "stage by stage (attn model DIR --text \"...\")");
   model->add_option("dir", model_options.dir, "The checkpoint folder: config.json and model.safetensors (or shards and their index)")
       ->required()->type_name("DIR");
   model->add_flag("--summary", model_summary, "Print the summary: files, module tree, tensors, sizes, config (the default)");
   model->add_flag("--allow-nonfinite", model_options.allow_nonfinite, "Report NaN and inf weights instead of refusing them");
   model->add_flag("--headers-only", model_options.headers_only,
                   "Check names, shapes, dtypes and offsets without reading the values (fast on a big model)");
+  const char* run_group = "Running the model (docs/model.md)";
+  model->add_option("--text", model_text, "Run the model on this text, tokenized by DIR's tokenizer.json (UTF-8, at most 1 MiB)")
+      ->type_name("TEXT")->group(run_group);
+  model->add_option("--text-file", model_text_file, "The text from a file ('-': standard input)")->type_name("FILE")->group(run_group);
+  model->add_option("--ids", model_ids, "Run the model on these token ids (no tokenizer needed)")->type_name("ID,...")->group(run_group);
+  model->add_flag("--no-bos", model_no_bos, "Leave out the tokens the tokenizer's template puts before the text")->group(run_group);
+  model->add_option("--layer", model_layer, "Layers shown in full, counted from 0 as outputs.attentions: N, A-B, N,M, all or "
+                                            "none (default: the last); every layer runs and gets a line")
+      ->type_name("LAYERS")->group(run_group);
+  model->add_option("--top-k", model_top_k, "Most likely next tokens listed, 1..100 (default 5)")->type_name("K")->group(run_group);
+  for (const auto& o : attn::shared_options()) {
+    if (!model_output_option(o)) continue;
+    CLI::Option* added = o.value ? model->add_option(o.flag, model_raw.text[o.flag], o.help)->type_name(o.value)
+                                 : model->add_flag(o.flag, model_raw.flag[o.flag], o.help);
+    added->group(attn::group_title(o.group));
+  }
   model->footer(attn::cli::model_limits_help());
 
   // attn tokenize DIR --text "..." (cli/tokenize_command.*, docs/tokenizers.md).
@@ -593,10 +617,41 @@ int main(int argc, char** argv) {
       v.list = verify_list;
       status = attn::cli::verify(v, std::cout);
     } else if (app.got_subcommand(model)) {
-      if (model_options.headers_only && model_options.allow_nonfinite)
-        throw UsageError("--allow-nonfinite has no values to apply to with --headers-only", "--allow-nonfinite",
-                         "one of them", "both");
-      status = attn::cli::run_model_command(model_options, std::cout);
+      const bool runs = model->get_option("--text")->count() || model->get_option("--text-file")->count() ||
+                        model->get_option("--ids")->count();
+      if (!runs) {
+        // Options that only a run reads: refused by name rather than ignored.
+        for (const char* f : {"--layer", "--top-k", "--no-bos"})
+          if (model->get_option(f)->count())
+            throw UsageError(std::string(f) + " applies to a run", f, "--text, --text-file or --ids beside it", "none of them");
+        for (const auto& o : attn::shared_options())
+          if (model_output_option(o) && model->get_option(o.flag)->count())
+            throw UsageError(std::string(o.flag) + " applies to a run", o.flag, "--text, --text-file or --ids beside it", "none of them");
+        if (model_options.headers_only && model_options.allow_nonfinite)
+          throw UsageError("--allow-nonfinite has no values to apply to with --headers-only", "--allow-nonfinite",
+                           "one of them", "both");
+        status = attn::cli::run_model_command(model_options, std::cout);
+      } else {
+        for (const char* f : {"--summary", "--headers-only", "--allow-nonfinite"})
+          if (model->get_option(f)->count())
+            throw UsageError(std::string(f) + " describes the checkpoint without running it", f, "no --text, --text-file or --ids",
+                             "a prompt");
+        attn::cli::ModelRunOptions run;
+        run.dir = model_options.dir;
+        if (model->get_option("--text")->count()) run.text = model_text;
+        if (model->get_option("--text-file")->count()) run.text_file = model_text_file;
+        if (model->get_option("--ids")->count()) run.ids = model_ids;
+        if (model->get_option("--layer")->count()) run.layer = model_layer;
+        if (model->get_option("--top-k")->count()) run.top_k = parse_number("--top-k", model_top_k, 1, 100);
+        run.no_bos = model_no_bos;
+        std::vector<std::string> words = {"attn"};
+        for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
+        attn::cli::OutputOptions output = output_options(model_raw, *model, attn::report::shell_command(words));
+        if (model->get_option("--precision")->count())
+          output.precision = static_cast<int>(parse_number("--precision", model_raw.value("--precision"), 1, 10));
+        output.shapes_only = model_raw.on("--shapes-only");
+        status = attn::cli::run_model(run, output);
+      }
     } else if (app.got_subcommand("completion")) {
       if (shell != "bash" && shell != "zsh")
         throw UsageError("attn completion has no script for '" + shell + "'", "completion", "bash or zsh",

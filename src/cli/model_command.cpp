@@ -157,7 +157,7 @@ void config_section(std::ostream& out, const ModelConfig& c) {
     row(out, "positions", "learned (wpe), no RoPE");
   } else {
     row(out, "RoPE base", number(c.rope_theta) + " (rope_theta)");
-    const RopeScaling& s = c.rope_scaling;
+    const RopeScalingConfig& s = c.rope_scaling;
     if (s.llama3) {
       row(out, "RoPE scaling", "llama3: factor " + number(s.factor) + ", low_freq_factor " + number(s.low_freq_factor) + ",");
       more(out, "high_freq_factor " + number(s.high_freq_factor) + ", original_max_position_embeddings " +

@@ -152,4 +152,17 @@ void render(const report::Report& report, const OutputOptions& options) {
   show_text(report, options, text, pictures);
 }
 
+int failed_checks_status(const report::Report& report) {
+  // A failed check is not hidden in the middle of the output: once everything is printed, each
+  // one is named on stderr and the status says so.
+  const auto failed = report::failed_checks(report);
+  if (failed.empty()) return 0;
+  std::cout.flush();
+  for (const auto& f : failed)
+    std::cerr << "attn: check failed in stage " << f.stage << ": " << f.check->text << " (" << f.check->measure << " = "
+              << report::measured(f.check->value) << ", required "
+              << (f.check->relation == report::Relation::AtMost ? "<= " : ">= ") << f.check->bound << ")\n";
+  return kExitCheckFailed;
+}
+
 }  // namespace attn::cli

@@ -44,4 +44,8 @@ void select_stages(report::Report& report, const OutputOptions& options);
 // missing terminal) is checked before the first byte is written.
 void render(const report::Report& report, const OutputOptions& options);
 
+// After render: each failed check named on stderr, and the exit status that says so (3), or 0.
+constexpr int kExitCheckFailed = 3;
+int failed_checks_status(const report::Report& report);
+
 }  // namespace attn::cli

@@ -17,8 +17,6 @@
 
 namespace attn::cli {
 
-namespace {
-
 std::vector<TokenId> parse_ids(const std::string& text) {
   std::vector<TokenId> ids;
   std::size_t at = 0;
@@ -34,10 +32,14 @@ std::vector<TokenId> parse_ids(const std::string& text) {
   return ids;
 }
 
+namespace {
+
 [[noreturn]] void too_long(const std::string& option, std::uintmax_t bytes) {
   throw UsageError(option + " is too long", option, "at most " + std::to_string(kTokenizeMaxTextBytes) + " bytes (1 MiB)",
                    std::to_string(bytes) + " bytes");
 }
+
+}  // namespace
 
 // --text-file: its size is checked before it is read; standard input is read up to one byte past
 // the limit.
@@ -70,6 +72,8 @@ void check_text(const std::string& text, const std::string& option) {
   }
 }
 
+namespace {
+
 // What the post-processor puts before and after the text's tokens, after --bos, --no-bos, --no-special.
 PostTemplate additions(const TokenizeOptions& o, const Tokenizer& tok, const TokenizerFolder& folder) {
   if (o.no_special) return {};
@@ -86,6 +90,38 @@ PostTemplate additions(const TokenizeOptions& o, const Tokenizer& tok, const Tok
   }
   return t;
 }
+
+}  // namespace
+
+EncodedPrompt encode_prompt(const TokenizeOptions& o, const Tokenizer& tok, const TokenizerFolder& folder,
+                            const std::string& option) {
+  EncodedPrompt out;
+  const PostTemplate t = additions(o, tok, folder);
+  const std::size_t extra = t.before.size() + t.after.size();
+  std::size_t room = std::numeric_limits<std::size_t>::max();
+  if (folder.context) {
+    if (*folder.context < extra)
+      throw UsageError("the model's context cannot hold the added tokens", option, "at most " + std::to_string(*folder.context) + " tokens", std::to_string(extra));
+    room = *folder.context - extra;
+  }
+  std::vector<TokenId> body;
+  try {
+    body = tok.encode(*o.text, room);
+  } catch (const Tokenizer::TooMany&) {
+    throw UsageError("the text has more tokens than the model's context", option,
+                     "at most " + std::to_string(*folder.context) + " tokens (" + folder.context_from + ")",
+                     "more than " + std::to_string(*folder.context));
+  }
+  out.ids = t.before;
+  out.ids.insert(out.ids.end(), body.begin(), body.end());
+  out.ids.insert(out.ids.end(), t.after.begin(), t.after.end());
+  out.added.assign(out.ids.size(), false);
+  for (std::size_t i = 0; i < t.before.size(); ++i) out.added[i] = true;
+  for (std::size_t i = 0; i < t.after.size(); ++i) out.added[out.ids.size() - 1 - i] = true;
+  return out;
+}
+
+namespace {
 
 // Decoded text for the terminal: UTF-8 as it is, but a quote, a backslash and control characters
 // (C0, DEL, C1: the ones a terminal might act on) written as escapes.
@@ -159,28 +195,9 @@ int run_tokenize(const TokenizeOptions& given, std::ostream& out) {
       ids = parsed_ids;
       added.assign(ids.size(), false);
     } else {
-      const PostTemplate t = additions(o, tok, folder);
-      const std::size_t extra = t.before.size() + t.after.size();
-      std::size_t room = std::numeric_limits<std::size_t>::max();
-      if (folder.context) {
-        if (*folder.context < extra)
-          throw UsageError("the model's context cannot hold the added tokens", option, "at most " + std::to_string(*folder.context) + " tokens", std::to_string(extra));
-        room = *folder.context - extra;
-      }
-      std::vector<TokenId> body;
-      try {
-        body = tok.encode(*o.text, room);
-      } catch (const Tokenizer::TooMany&) {
-        throw UsageError("the text has more tokens than the model's context", option,
-                         "at most " + std::to_string(*folder.context) + " tokens (" + folder.context_from + ")",
-                         "more than " + std::to_string(*folder.context));
-      }
-      ids = t.before;
-      ids.insert(ids.end(), body.begin(), body.end());
-      ids.insert(ids.end(), t.after.begin(), t.after.end());
-      added.assign(ids.size(), false);
-      for (std::size_t i = 0; i < t.before.size(); ++i) added[i] = true;
-      for (std::size_t i = 0; i < t.after.size(); ++i) added[ids.size() - 1 - i] = true;
+      const auto prompt = encode_prompt(o, tok, folder, option);
+      ids = prompt.ids;
+      added = prompt.added;
     }
     if (o.json) {
       print_json(tok, ids, added, out);

@@ -132,9 +132,13 @@ Ten3 gpt2_layer_forward(const Gpt2Layer& l, const Ten3& x, LayerTrace* trace) {
     Ten4 v = to_heads(values, h);   // (B, h, T, hd)
     Attention a = scaled_dot_product_attention(q, k, v, true);  // weights (B, h, T, T), context (B, h, T, hd)
     context = from_heads(a.context);                            // (B, h, T, hd) -> (B, T, d)
+    trace->q_proj = queries;
+    trace->k_proj = keys;
+    trace->v_proj = values;
     trace->q = std::move(q);
     trace->k = std::move(k);
     trace->v = std::move(v);
+    trace->scores = std::move(a.scaled);
     trace->attn_weights = std::move(a.attn_weights);
   } else {
     context = attention_context_merged(queries, keys, values, h, h, true);  // (B, T, d)
@@ -169,9 +173,13 @@ Ten3 llama_layer_forward(const LlamaLayer& l, const Ten3& x, const RopeTables& r
     Ten4 v = to_heads(values, h_kv);                                   // (B, h_kv, T, hd)
     Attention a = grouped_query_attention(q, k, v, true);  // weights (B, h, T, T), context (B, h, T, hd)
     context = from_heads(a.context);                       // (B, h, T, hd) -> (B, T, h * hd)
+    trace->q_proj = std::move(queries);
+    trace->k_proj = std::move(keys);
+    trace->v_proj = std::move(values);
     trace->q = std::move(q);
     trace->k = std::move(k);
     trace->v = std::move(v);
+    trace->scores = std::move(a.scaled);
     trace->attn_weights = std::move(a.attn_weights);
   } else {
     queries = apply_rope_merged(queries, h, rope, RopeStyle::half);  // (B, T, h * hd), rotated in place of .view

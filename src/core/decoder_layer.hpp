@@ -67,9 +67,13 @@ struct LlamaLayer {
 // Every intermediate a learner is shown, filled only on the lessons' path.
 struct LayerTrace {
   Ten3 normed;        // (B, T, d)        ln_1(x) / input_layernorm(x)
+  Ten3 q_proj;        // (B, T, h * hd)   the projections as the modules return them (GPT-2:
+  Ten3 k_proj;        // (B, T, h_kv * hd) c_attn's three column blocks), before RoPE
+  Ten3 v_proj;        // (B, T, h_kv * hd)
   Ten4 q;             // (B, h, T, hd)    after RoPE (Llama, Qwen2)
   Ten4 k;             // (B, h_kv, T, hd) after RoPE (Llama, Qwen2); h_kv = h for GPT-2
   Ten4 v;             // (B, h_kv, T, hd)
+  Ten4 scores;        // (B, h, T, T)     q @ k^T / sqrt(hd), -inf above the diagonal
   Ten4 attn_weights;  // (B, h, T, T)     outputs.attentions[layer]
   Ten3 context;       // (B, T, h * hd)   heads merged, before the output projection
   Ten3 attn_out;      // (B, T, d)        after c_proj / o_proj

@@ -102,12 +102,12 @@ void read_gpt2(const Fields& f, ModelConfig& c) {
 }
 
 // The llama3 scaling fields, from rope_scaling (transformers 4.x) or rope_parameters (5).
-RopeScaling read_scaling(const Fields& f, const json& obj, const std::string& field) {
+RopeScalingConfig read_scaling(const Fields& f, const json& obj, const std::string& field) {
   const std::string a = f.text(obj, "rope_type", ""), b = f.text(obj, "type", "");
   if (!a.empty() && !b.empty() && a != b)
     checkpoint_fail(field + " names two types", f.path, field + ".rope_type and .type agreeing", q(a) + " vs " + q(b));
   const std::string type = a.empty() ? b : a;
-  RopeScaling s;
+  RopeScalingConfig s;
   if (type.empty() || type == "default") return s;
   if (type != "llama3")
     checkpoint_fail("RoPE scaling type is not supported", f.path, field + ".rope_type: \"llama3\" or \"default\"", q(type));
@@ -122,7 +122,7 @@ RopeScaling read_scaling(const Fields& f, const json& obj, const std::string& fi
   return s;
 }
 
-bool same_scaling(const RopeScaling& x, const RopeScaling& y) {
+bool same_scaling(const RopeScalingConfig& x, const RopeScalingConfig& y) {
   return x.llama3 == y.llama3 && x.factor == y.factor && x.low_freq_factor == y.low_freq_factor &&
          x.high_freq_factor == y.high_freq_factor && x.original_max_position_embeddings == y.original_max_position_embeddings;
 }
@@ -144,7 +144,7 @@ void read_rope(const Fields& f, ModelConfig& c) {
     c.rope_scaling = read_scaling(f, *params, "rope_parameters");
   }
   if (scaling) {
-    const RopeScaling old = read_scaling(f, *scaling, "rope_scaling");
+    const RopeScalingConfig old = read_scaling(f, *scaling, "rope_scaling");
     if (params && !same_scaling(old, c.rope_scaling))
       checkpoint_fail("rope_scaling and rope_parameters disagree", f.path, "the same scaling", f.shown(*scaling) + " vs " + f.shown(*params));
     c.rope_scaling = old;

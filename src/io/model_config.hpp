@@ -16,7 +16,7 @@ namespace attn {
 enum class ModelFamily { Gpt2, Llama, Qwen2 };
 
 // rope_scaling of type llama3 (Llama-3.1 and 3.2); `llama3` false means none ("default" or null).
-struct RopeScaling {
+struct RopeScalingConfig {
   bool llama3 = false;
   double factor = 1, low_freq_factor = 1, high_freq_factor = 1;
   std::uint64_t original_max_position_embeddings = 0;
@@ -37,7 +37,7 @@ struct ModelConfig {
   std::size_t context = 0;       // n_positions / max_position_embeddings
   double norm_eps = 1e-5;        // layer_norm_epsilon / rms_norm_eps
   double rope_theta = 0;         // 0 for GPT-2 (learned positions)
-  RopeScaling rope_scaling;
+  RopeScalingConfig rope_scaling;
   bool tie_word_embeddings = false;
   bool qkv_bias = false;         // biases on q, k, v (Qwen2 always; Llama attention_bias)
   bool o_bias = false;           // bias on o_proj (Llama attention_bias)

@@ -1,6 +1,7 @@
 #include "report/manifest.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -249,6 +250,13 @@ bool printable_utf8(const std::string& w) {
 }  // namespace
 
 std::string tensor_file_name(const Stage& stage, std::size_t item_index) {
+  if (item_index < stage.items.size())
+    if (const auto* own = std::get_if<TensorItem>(&stage.items[item_index]); own && !own->file_name.empty()) {
+      std::string name;  // letters, digits, '_', '-' and inner dots; nothing else reaches a path
+      for (char c : own->file_name)
+        name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || (c == '.' && !name.empty())) ? c : '_';
+      return name + ".npy";
+    }
   std::map<std::string, int> seen;
   std::string result;
   for (std::size_t i = 0; i <= item_index && i < stage.items.size(); ++i) {

@@ -125,6 +125,10 @@ struct TensorItem {
   // False for a tensor kept for --dump and JSON (trained weights, snapshots) that the text sink
   // only lists on the stage's out: line: printing it would bury the lesson.
   bool printed = true;
+  // The file --dump and --npz write it to, without ".npy": empty for the usual "sNN_<name>" (a
+  // lesson's names repeat from stage to stage); a model run names every tensor after its module
+  // ("model.layers.3.self_attn.q"), unique in the run, and writes it under that name.
+  std::string file_name = {};
 };
 
 struct NoteItem {
@@ -256,6 +260,9 @@ struct Header {
   std::vector<std::size_t> shown = {};
   std::size_t of = 0;
   std::string selection = {};
+  // What ran, as a title line names it: "attn lesson causal", or `command` when set ("attn model").
+  std::string command = {};
+  std::string invocation() const { return command.empty() ? "attn lesson " + lesson : command; }
 };
 
 // The whole of one lesson run. Lessons fill it; sinks read it.

@@ -315,7 +315,7 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
           : "";
 
   const std::string title = t.name + index_str(panel.index) + (panel.index.empty() ? "" : ": " + panel_caption(panel.index, set));
-  const std::string subtitle = "attn lesson " + h.lesson + ", stage " + std::to_string(s.index) + "/" +
+  const std::string subtitle = h.invocation() + ", stage " + std::to_string(s.index) + "/" +
                                std::to_string(total_stages) + ": " + s.title;
   const std::string axes = "rows attend to columns; shape " + std::to_string(R) + " x " + std::to_string(C) +
                            (set.per_row ? "; " + row_scale_words
@@ -490,7 +490,7 @@ std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages,
   auto py = [&](double y) { return top + (1.0 - (y - y0) / (y1 - y0)) * ph; };
 
   const std::string title = t.name + " " + shape_str(t.shape);
-  const std::string subtitle = "attn lesson " + h.lesson + ", stage " + std::to_string(s.index) + "/" +
+  const std::string subtitle = h.invocation() + ", stage " + std::to_string(s.index) + "/" +
                                std::to_string(total_stages) + ": " + s.title;
   const std::string axes = "x: " + t.curve_x + " 1.." + std::to_string(n) + "; y: " + t.name +
                            (log_y ? ", logarithmic scale" : "") +

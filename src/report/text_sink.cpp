@@ -116,7 +116,7 @@ std::string shapes_lines(const std::vector<Shaped>& shaped, std::size_t width, c
 }  // namespace
 
 void TextSink::begin(const Header& h, std::size_t total_stages) {
-  out_ << "attn lesson " << h.lesson << ": " << h.title << "\n";
+  out_ << h.invocation() << ": " << h.title << "\n";
   if (!h.follows.empty()) out_ << wrap(h.follows, opts_.width, "follows: ", "         ");
   if (!h.setting.empty()) out_ << wrap_items(h.setting, opts_.width, "setting: ");
   if (!h.reproduce.empty()) {

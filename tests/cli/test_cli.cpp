@@ -801,7 +801,14 @@ TEST_CASE("attn completion bash: a script bash runs, offering every command, les
   CHECK(complete(script, {"attn", "watch", "causal-"}) == std::vector<std::string>{"causal-mask"});
   CHECK(complete(script, {"attn", "completion", ""}) == sorted({"bash", "zsh"}));
   CHECK(complete(script, {"attn", "model", ""}, dir) == std::vector<std::string>{"outdir"});  // a checkpoint folder
-  CHECK(complete(script, {"attn", "model", "outdir", "--"}) == sorted({"--help", "--summary", "--allow-nonfinite", "--headers-only"}));
+  {  // the summary's flags, a run's options and the lessons' output options; none of a lesson's inputs
+    const auto offered = complete(script, {"attn", "model", "outdir", "--"});
+    for (const char* f : {"--help", "--summary", "--allow-nonfinite", "--headers-only", "--text", "--text-file", "--ids", "--layer",
+                          "--top-k", "--no-bos", "--dump", "--npz", "--svg", "--head", "--heatmap-scale", "--stage", "--step",
+                          "--format", "--precision", "--shapes-only"})
+      CHECK_MESSAGE(std::count(offered.begin(), offered.end(), f) == 1, f);
+    for (const char* f : {"--preset", "--values", "--seed", "--tokens"}) CHECK_MESSAGE(std::count(offered.begin(), offered.end(), f) == 0, f);
+  }
 
   const auto fish = attn_run({"completion", "fish"});
   CHECK(fish.status == 2);
