@@ -6,6 +6,8 @@
 
 #include <xtensor-blas/xblas.hpp>
 
+#include "core/small_gemm.hpp"
+
 // OpenBLAS's extensions, declared by hand: <cblas.h> would clash with xtensor-blas (trap 8).
 extern "C" {
 void openblas_set_num_threads(int);
@@ -80,6 +82,10 @@ std::string blas_description() {
   return config + ", kernel " + openblas_get_corename() + ", " + std::to_string(blas_threads()) + " threads";
 }
 
+bool takes_small_gemm(std::size_t rows, std::size_t n, std::size_t k) {
+  return rows >= 1 && rows <= kSmallGemmMaxRows && n * k >= kSmallGemmMinWeight;
+}
+
 Mat matmul(const Mat& a, const Mat& b) { return batched<Mat>(a, b, false, "matmul"); }
 Mat matmul_bt(const Mat& a, const Mat& b) { return batched<Mat>(a, b, true, "matmul_bt"); }
 Ten3 matmul(const Ten3& a, const Ten3& b) { return batched<Ten3>(a, b, false, "matmul"); }
@@ -92,7 +98,10 @@ Ten3 matmul(const Ten3& x, const Mat& w) {
   if (w.shape()[0] != k) mismatch("matmul", to_shape(x.shape()), to_shape(w.shape()));
   const std::size_t n = w.shape()[1];
   Ten3 y = xt::empty<float>({B, T, n});  // (B, T, n)
-  gemm(x.data(), w.data(), y.data(), B * T, k, n, false);
+  if (takes_small_gemm(B * T, n, k))
+    small_gemm_b(B * T, n, k, x.data(), w.data(), y.data());
+  else
+    gemm(x.data(), w.data(), y.data(), B * T, k, n, false);
   return y;
 }
 
@@ -101,7 +110,10 @@ Ten3 matmul_bt(const Ten3& x, const Mat& w) {
   if (w.shape()[1] != k) mismatch("linear", to_shape(x.shape()), to_shape(w.shape()));
   const std::size_t n = w.shape()[0];
   Ten3 y = xt::empty<float>({B, T, n});  // (B, T, n)
-  gemm(x.data(), w.data(), y.data(), B * T, k, n, true);
+  if (takes_small_gemm(B * T, n, k))
+    small_gemm_bt(B * T, n, k, x.data(), w.data(), y.data());
+  else
+    gemm(x.data(), w.data(), y.data(), B * T, k, n, true);
   return y;
 }
 
