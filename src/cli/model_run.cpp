@@ -715,7 +715,7 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
     const bool keep_attentions = wants_all && std::uint64_t(c.layers) * tt <= (std::uint64_t{1} << 30);
     const ModelWeights probe(ck);
     require_memory(run_bytes(c, T, n_shown, keep_attentions, probe.layer_f32_bytes()), mem_available(),
-                   "run " + escaped_for_message(o.dir, 60) + " on " + std::to_string(T) + " tokens");
+                   "run " + escaped_for_message(o.dir, 60) + " on " + std::to_string(T) + (T == 1 ? " token" : " tokens"));
 
     report::Report report;
     report.keep_values = !output.shapes_only;
@@ -728,14 +728,15 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
     setting.push_back("head_dim " + std::to_string(c.head_dim));
     setting.push_back("mlp " + std::to_string(c.intermediate));
     setting.push_back("vocab " + std::to_string(c.vocab));
-    setting.push_back("stored " + stored_dtypes(ck) + ", run in float32");
-    std::string layers_line = "shown: ";
+    setting.push_back("stored " + stored_dtypes(ck));
+    setting.push_back("run float32");
+    std::string layers_line = "shown ";
     if (n_shown == 0) layers_line += "none";
     else if (n_shown == c.layers) layers_line += "all";
     else
       for (std::size_t n = 0, k = 0; n < c.layers; ++n)
         if (shown[n]) layers_line += (k++ ? "," : "") + std::to_string(n);
-    setting.push_back("layers " + layers_line);
+    setting.push_back(layers_line);
     report.header = {"model", std::string(family_name(c.family)) + " checkpoint " + escaped_for_message(o.dir, 60),
                      "Hugging Face's modeling_" + c.model_type + ".py in float32 with the eager attention",
                      setting, reproduce_lines(ck, p, o, last_shown)};

@@ -212,11 +212,12 @@ TEST_CASE("a folder that is not a checkpoint folder") {
 }
 
 TEST_CASE("a 100 GB sparse checkpoint whose tensors tile it is refused by the memory check, quickly") {
-  // Llama, one layer, width 16384, 2^20 tokens, float32: model.embed_tokens.weight alone is
-  // 2^34 values (64 GiB as float32), more than this machine has available.
+  // Llama, one layer, width 16384, MLP 131072, 2^20 tokens, float32: model.embed_tokens.weight
+  // alone is 2^34 values (64 GiB as float32), and the layer (which a run holds whole) 28 GiB,
+  // more than this machine has available.
   TempDir tmp("attn-model-cli");
   const std::string config = R"({"model_type":"llama","hidden_size":16384,"num_hidden_layers":1,"num_attention_heads":128,
-    "intermediate_size":16384,"vocab_size":1048576,"max_position_embeddings":4096,"tie_word_embeddings":true})";
+    "intermediate_size":131072,"vocab_size":1048576,"max_position_embeddings":4096,"tie_word_embeddings":true})";
   write(tmp.path / "config.json", config);
   const auto expected = attn::expected_tensors(attn::parse_model_config(config, "config.json"));
   std::string header = "{";
@@ -241,6 +242,10 @@ TEST_CASE("a 100 GB sparse checkpoint whose tensors tile it is refused by the me
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 20);
   CAPTURE(r.err);
   check_refused(r, {"not enough memory to convert model.embed_tokens.weight", "MemAvailable", "68719476736 bytes needed"});
+  // A run reads the embedding rows of its tokens only, but holds a whole layer as float32.
+  const auto ran = run({kAttn, "model", tmp.path.string(), "--ids", "1,2"});
+  CAPTURE(ran.err);
+  check_refused(ran, {"not enough memory to run", "on 2 tokens", "MemAvailable"});
   // --headers-only reads no values, so it needs no such memory: the summary prints.
   const auto h = run({kAttn, "model", tmp.path.string(), "--headers-only"});
   CHECK(h.status == 0);
