@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/model_run.hpp"  // the run's limits, for --help
 #include "cli/module_tree.hpp"
 #include "io/checkpoint.hpp"
 #include "io/npy.hpp"  // escaped_for_message
@@ -229,7 +230,10 @@ std::string model_limits_help() {
          "Limits: a safetensors header at most " + n(kSafetensorsMaxHeader) + " bytes, config.json 1 MiB; sizes: width " +
          n(kConfigMaxWidth) + ", layers " + n(kConfigMaxLayers) + ",\n  heads " + n(kConfigMaxHeads) + ", vocabulary " +
          n(kConfigMaxVocab) + ", context " + n(kConfigMaxContext) + "; the value scan holds one tensor\n"
-         "  as float32 and is refused when that exceeds MemAvailable (/proc/meminfo).\n";
+         "  as float32 and is refused when that exceeds MemAvailable (/proc/meminfo).\n"
+         "A run (--text, --text-file, --ids; docs/model.md): at most the model's context and " + n(kModelMaxTokens) + " tokens;\n"
+         "  a shown layer's (1, h, T, T) weights at most " + n(kModelMaxShownAttention) + " bytes; one layer as float32, the\n"
+         "  activations and the shown tensors within MemAvailable.\n";
 }
 
 }  // namespace attn::cli
