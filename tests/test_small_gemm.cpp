@@ -127,12 +127,16 @@ TEST_CASE("small_gemm lists the instruction sets and always the portable one las
   MESSAGE("this CPU runs the " << attn::small_gemm_isa_name(SmallGemmIsa::best) << " copy");
 }
 
-TEST_CASE("small_gemm_bt equals a double-precision loop and sgemm for every instruction set and thread count") {
+namespace {
+
+// Every instruction set, 1 and 2 threads, every row count and width: b stored (n, k) when
+// `transposed` (small_gemm_bt), else (k, n) (small_gemm_b).
+void check_every_isa_and_thread_count(bool transposed) {
   for (SmallGemmIsa isa : attn::small_gemm_isas())
     for (std::size_t threads : {1, 2})
       for (std::size_t m : kRowCounts)
         for (const auto& w : kWidths) {
-          const Case cs(m, w[0], w[1], true, m * 1000 + w[0] + w[1]);
+          const Case cs(m, w[0], w[1], transposed, m * 1000 + w[0] + w[1]);
           SmallGemmOptions opt;
           opt.isa = isa;
           opt.threads = threads;
@@ -145,23 +149,15 @@ TEST_CASE("small_gemm_bt equals a double-precision loop and sgemm for every inst
         }
 }
 
+}  // namespace
+
+TEST_CASE("small_gemm_bt equals a double-precision loop and sgemm for every instruction set and thread count") {
+  check_every_isa_and_thread_count(true);
+}
+
 TEST_CASE("small_gemm_b equals a double-precision loop and sgemm for every instruction set and thread count") {
   // n 100 covers an AVX-512 strip of 64 columns, whole vectors after it and single columns.
-  for (SmallGemmIsa isa : attn::small_gemm_isas())
-    for (std::size_t threads : {1, 2})
-      for (std::size_t m : kRowCounts)
-        for (const auto& w : kWidths) {
-          const Case cs(m, w[0], w[1], false, m * 1000 + w[0] + w[1]);
-          SmallGemmOptions opt;
-          opt.isa = isa;
-          opt.threads = threads;
-          const std::string isa_name = attn::small_gemm_isa_name(isa);
-          CAPTURE(isa_name);
-          CAPTURE(threads);
-          const std::vector<float> c = run(cs, opt);
-          CHECK(check_against_double(cs, c) == "");
-          CHECK(check_against_sgemm(cs, c) == "");
-        }
+  check_every_isa_and_thread_count(false);
 }
 
 TEST_CASE("small_gemm gives the same bits on one thread and on several") {

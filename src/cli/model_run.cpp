@@ -28,7 +28,9 @@
 #include "io/checkpoint.hpp"
 #include "io/model_weights.hpp"
 #include "io/npy.hpp"  // escaped_for_message
+#include "lesson_kit/checks.hpp"
 #include "lesson_kit/numbers.hpp"
+#include "lesson_kit/recipe.hpp"
 #include "lesson_kit/options.hpp"  // UsageError
 #include "report/stage.hpp"
 
@@ -249,22 +251,6 @@ std::uint64_t run_bytes(const ModelConfig& c, std::size_t T, std::size_t shown, 
 // ---------------------------------------------------------------------------------------------
 // The header: what ran, and the transformers lines that rebuild the same numbers.
 
-std::string python_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '\\' || c == '"') out += std::string("\\") + char(c);
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else out += char(c);
-  }
-  return out + "\"";
-}
-
 std::string id_list(const std::vector<std::size_t>& ids) {
   std::string s;
   for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
@@ -273,7 +259,7 @@ std::string id_list(const std::vector<std::size_t>& ids) {
 
 std::vector<std::string> reproduce_lines(const Checkpoint& ck, const Prompt& p, const ModelRunOptions& o,
                                          std::size_t last_shown) {
-  const std::string dir = python_string(ck.dir);
+  const std::string dir = recipe::py_string(ck.dir, false);
   std::vector<std::string> r = {
       "import torch",
       "from transformers import AutoModelForCausalLM, AutoTokenizer",
@@ -282,7 +268,7 @@ std::vector<std::string> reproduce_lines(const Checkpoint& ck, const Prompt& p, 
   };
   if (p.text) {
     r.push_back("tok = AutoTokenizer.from_pretrained(" + dir + ")");
-    r.push_back("ids = tok(" + python_string(*p.text) + (o.no_bos ? ", add_special_tokens=False" : "") +
+    r.push_back("ids = tok(" + recipe::py_string(*p.text, false) + (o.no_bos ? ", add_special_tokens=False" : "") +
                 ", return_tensors=\"pt\").input_ids" + (o.no_bos ? "  # --no-bos" : ""));
   } else {
     r.push_back("ids = torch.tensor([[" + id_list(p.ids) + "]])");
@@ -304,19 +290,6 @@ Ten3 batch_of_one(const Mat& m) {
   Ten3 x = xt::empty<float>({std::size_t{1}, m.shape()[0], m.shape()[1]});  // (1, T, d)
   std::copy(m.begin(), m.end(), x.begin());
   return x;
-}
-
-// Every row of the last axis sums to 1: the largest |sum - 1|.
-double worst_row_sum(const Ten4& w) {
-  const std::size_t S = w.shape()[3], rows = w.size() / S;
-  double worst = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    double s = 0;
-    for (std::size_t j = 0; j < S; ++j) s += w.data()[r * S + j];
-    worst = std::max(worst, std::abs(s - 1.0));
-    if (std::isnan(s)) return NAN;
-  }
-  return worst;
 }
 
 // The largest relative change of a head's vector length through RoPE: before (1, T, n * hd) as
@@ -359,9 +332,9 @@ LayerNames layer_names(const ModelWeights& w, std::size_t n) {
 
 class ModelRun {
  public:
-  ModelRun(const Checkpoint& ck, const Prompt& p, const ModelRunOptions& o, std::vector<bool> shown, bool keep_attentions,
+  ModelRun(const ModelWeights& w, const Prompt& p, const ModelRunOptions& o, std::vector<bool> shown, bool keep_attentions,
            report::Report& out)
-      : ck_(ck), c_(ck.config), w_(ck), p_(p), o_(o), shown_(std::move(shown)), keep_attentions_(keep_attentions), out_(out) {}
+      : c_(w.checkpoint().config), w_(w), p_(p), o_(o), shown_(std::move(shown)), keep_attentions_(keep_attentions), out_(out) {}
 
   void run();
 
@@ -372,13 +345,12 @@ class ModelRun {
   }
   void tokens_stage();
   Ten3 embeddings_stage();
-  void layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, const std::string& x_name);
+  void layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, const Glance& g, const std::string& x_name);
   void overview_stage();
   void head_stages(const Ten3& x);
 
-  const Checkpoint& ck_;
   const ModelConfig& c_;
-  ModelWeights w_;
+  const ModelWeights& w_;
   const Prompt& p_;
   const ModelRunOptions& o_;
   std::vector<bool> shown_;
@@ -436,7 +408,7 @@ Ten3 ModelRun::embeddings_stage() {
   return x;
 }
 
-void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, const std::string& x_name) {
+void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, const Glance& g, const std::string& x_name) {
   const LayerNames m = layer_names(w_, n);
   const std::size_t T = p_.ids.size(), h = c_.heads, h_kv = c_.kv_heads, hd = c_.head_dim, d = c_.hidden;
   const std::string H = std::to_string(h), HKV = std::to_string(h_kv), HD = std::to_string(hd);
@@ -501,8 +473,7 @@ void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, c
                          "attn_weights = softmax(scores, dim=-1)   # = outputs.attentions[" + std::to_string(n) + "], (1, h, T, T)");
     s.in(m.attn + "scores", t.scores);
     s.show(m.attn + "attn_weights", t.attn_weights, tok, tok).attention_weights(report::Training{}, "queries", "keys");
-    s.check("every row of attn_weights sums to 1", "max |sum - 1|", worst_row_sum(t.attn_weights), Relation::AtMost, 1e-5);
-    const Glance g = glance(t.attn_weights, t.output);
+    check_rows_sum_to_one(s, "attn_weights", t.attn_weights);
     if (T > 1)
       s.note("Averaged over the " + H + " heads and the queries after the first, the first token " + p_.pieces.front() +
              " gets weight " + num(g.first_weight, 3) + " (uniform would give " +
@@ -624,14 +595,6 @@ void ModelRun::head_stages(const Ten3& x) {
   s.check("the last position's probabilities sum to 1", "|sum - 1|", worst, Relation::AtMost, 1e-6);
 }
 
-// Every tensor a stage shows is written by --dump and --npz under its own name (they are unique).
-void named_files(report::Report& r) {
-  // The report hands out its stages read-only; only this run's own report is changed, before any sink sees it.
-  for (const Stage& s : r.stages())
-    for (const auto& item : s.items)
-      if (const auto* t = std::get_if<report::TensorItem>(&item)) const_cast<report::TensorItem*>(t)->file_name = t->name;
-}
-
 void ModelRun::run() {
   const std::size_t T = p_.ids.size(), L = c_.layers, h = c_.heads, hd = c_.head_dim;
   tokens_stage();
@@ -668,14 +631,14 @@ void ModelRun::run() {
     }
     glances_.push_back(glance(traced ? t.attn_weights : Ten4{}, next));
     if (keep_attentions_) std::copy(t.attn_weights.begin(), t.attn_weights.end(), attentions_.data() + n * h * T * T);
-    if (shown_[n]) layer_stages(n, x, t, x_name);
+    if (shown_[n]) layer_stages(n, x, t, glances_.back(), x_name);
     x = std::move(next);
     x_name = layer_names(w_, n).base;
     x_name.pop_back();  // "model.layers.3"
   }
   overview_stage();
   head_stages(x);
-  named_files(out_);
+  out_.name_files_after_tensors();  // every name is unique in a run
 }
 
 std::string stored_dtypes(const Checkpoint& ck) {
@@ -713,8 +676,8 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
                        with_commas(tt) + " bytes for T = " + std::to_string(T));
     const bool wants_all = output.dump || output.npz || output.format == "json";
     const bool keep_attentions = wants_all && std::uint64_t(c.layers) * tt <= (std::uint64_t{1} << 30);
-    const ModelWeights probe(ck);
-    require_memory(run_bytes(c, T, n_shown, keep_attentions, probe.layer_f32_bytes()), mem_available(),
+    const ModelWeights weights(ck);
+    require_memory(run_bytes(c, T, n_shown, keep_attentions, weights.layer_f32_bytes()), mem_available(),
                    "run " + escaped_for_message(o.dir, 60) + " on " + std::to_string(T) + (T == 1 ? " token" : " tokens"));
 
     report::Report report;
@@ -741,7 +704,7 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
                      "Hugging Face's modeling_" + c.model_type + ".py in float32 with the eager attention",
                      setting, reproduce_lines(ck, p, o, last_shown)};
     report.header.command = "attn model";
-    ModelRun(ck, p, o, shown, keep_attentions, report).run();
+    ModelRun(weights, p, o, shown, keep_attentions, report).run();
     select_stages(report, output);
     render(report, output);
     return failed_checks_status(report);

@@ -28,26 +28,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// A Python string literal: "..." with \\, \" and every byte outside printable ASCII escaped.
-// `bytes` gives b"...", whose bytes are exactly the C++ string's.
-std::string py_string(const std::string& s, bool bytes) {
-  std::string out = bytes ? "b\"" : "\"";
-  for (unsigned char c : s) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else if (!bytes && c >= 0x80) {
-      out += static_cast<char>(c);  // UTF-8 passes through a str literal unchanged
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out + "\"";
-}
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -143,6 +123,25 @@ void render_words(const Words& w, std::vector<std::string>& out) {
 }
 
 }  // namespace
+
+std::string py_string(const std::string& s, bool bytes) {
+  std::string out = bytes ? "b\"" : "\"";
+  for (unsigned char c : s) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else if (!bytes && c >= 0x80) {
+      out += static_cast<char>(c);  // UTF-8 passes through a str literal unchanged
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out + "\"";
+}
 
 std::string float_literal(float v) {
   if (std::isnan(v)) return "float(\"nan\")";

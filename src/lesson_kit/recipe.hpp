@@ -135,4 +135,8 @@ std::vector<std::string> with_imports(std::vector<std::string> lines);
 // The shortest decimal that Python turns back into the same float32 ("0.1", "0.43", "1e-09").
 std::string float_literal(float v);
 
+// A Python string literal: "..." with \\, \" and every byte outside printable ASCII escaped
+// (UTF-8 kept as it is in a str). `bytes` gives b"...", whose bytes are exactly the C++ string's.
+std::string py_string(const std::string& s, bool bytes);
+
 }  // namespace attn::recipe

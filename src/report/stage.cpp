@@ -108,6 +108,12 @@ Stage& Report::stage(std::string title, std::string equation) {
   return stages_.back();
 }
 
+void Report::name_files_after_tensors() {
+  for (Stage& s : stages_)
+    for (Item& item : s.items)
+      if (auto* t = std::get_if<TensorItem>(&item)) t->file_name = t->name;
+}
+
 void Report::keep_stages(const std::vector<std::size_t>& numbers, std::string selection) {
   const std::size_t total = total_stages();
   // Numbers are ascending, as the stages are: one pass finds them all, or the call is wrong (and

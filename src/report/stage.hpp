@@ -280,6 +280,9 @@ class Report {
   // ascending, each one of them), each keeping its number, and records the choice in the header
   // (`selection`: the option's text as typed). Every sink then sees only these stages.
   void keep_stages(const std::vector<std::size_t>& numbers, std::string selection);
+  // Every tensor shown is written by --dump and --npz under its own name (TensorItem::file_name)
+  // rather than "sNN_<name>": for a report whose names are unique (a model run's module names).
+  void name_files_after_tensors();
 
  private:
   std::deque<Stage> stages_;  // a deque: a Stage& stays valid while later stages are added
