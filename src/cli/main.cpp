@@ -525,6 +525,8 @@ int main(int argc, char** argv) {
   attn::cli::ModelCommandOptions model_options;
   bool model_summary = false, model_no_bos = false;
   std::string model_text, model_text_file, model_ids, model_layer, model_top_k;
+  std::string model_probe, model_probe_length, model_seed, model_query, model_key;
+  bool model_logit_lens = false;
   RawOptions model_raw;
   CLI::App* model = app.add_subcommand("model", "A Hugging Face checkpoint folder: describe it (attn model DIR) or run it "
                                                 "stage by stage (attn model DIR --text \"...\")");
@@ -544,6 +546,18 @@ int main(int argc, char** argv) {
                                             "none (default: the last); every layer runs and gets a line")
       ->type_name("LAYERS")->group(run_group);
   model->add_option("--top-k", model_top_k, "Most likely next tokens listed, 1..100 (default 5)")->type_name("K")->group(run_group);
+  const char* heads_group = "What the heads do (docs/model.md)";
+  model->add_option("--probe", model_probe, "Run a probe instead of a text: induction (BOS, N random ids, the same N again)")
+      ->type_name("induction")->group(heads_group);
+  model->add_option("--probe-length", model_probe_length, "The probe's N random ids (default 50)")->type_name("N")->group(heads_group);
+  model->add_option("--seed", model_seed, "Seed of the probe's ids, as torch.Generator().manual_seed (default 0)")
+      ->type_name("INT")->group(heads_group);
+  model->add_option("--query", model_query, "Where this token looks in every layer and head: a position, or a word (its last "
+                                            "occurrence)")->type_name("WORD|POS")->group(heads_group);
+  model->add_option("--key", model_key, "With --query: rank every head by the weight the query puts on this token")
+      ->type_name("WORD|POS")->group(heads_group);
+  model->add_flag("--logit-lens", model_logit_lens, "What each layer would predict: the final norm and the unembedding "
+                                                    "applied to every layer's output")->group(heads_group);
   for (const auto& o : attn::shared_options()) {
     if (!model_output_option(o)) continue;
     CLI::Option* added = o.value ? model->add_option(o.flag, model_raw.text[o.flag], o.help)->type_name(o.value)
@@ -618,15 +632,15 @@ int main(int argc, char** argv) {
       status = attn::cli::verify(v, std::cout);
     } else if (app.got_subcommand(model)) {
       const bool runs = model->get_option("--text")->count() || model->get_option("--text-file")->count() ||
-                        model->get_option("--ids")->count();
+                        model->get_option("--ids")->count() || model->get_option("--probe")->count();
       if (!runs) {
         // Options that only a run reads: refused by name rather than ignored.
-        for (const char* f : {"--layer", "--top-k", "--no-bos"})
+        for (const char* f : {"--layer", "--top-k", "--no-bos", "--probe-length", "--seed", "--query", "--key", "--logit-lens"})
           if (model->get_option(f)->count())
-            throw UsageError(std::string(f) + " applies to a run", f, "--text, --text-file or --ids beside it", "none of them");
+            throw UsageError(std::string(f) + " applies to a run", f, "--text, --text-file, --ids or --probe beside it", "none of them");
         for (const auto& o : attn::shared_options())
           if (model_output_option(o) && model->get_option(o.flag)->count())
-            throw UsageError(std::string(o.flag) + " applies to a run", o.flag, "--text, --text-file or --ids beside it", "none of them");
+            throw UsageError(std::string(o.flag) + " applies to a run", o.flag, "--text, --text-file, --ids or --probe beside it", "none of them");
         if (model_options.headers_only && model_options.allow_nonfinite)
           throw UsageError("--allow-nonfinite has no values to apply to with --headers-only", "--allow-nonfinite",
                            "one of them", "both");
@@ -634,7 +648,7 @@ int main(int argc, char** argv) {
       } else {
         for (const char* f : {"--summary", "--headers-only", "--allow-nonfinite"})
           if (model->get_option(f)->count())
-            throw UsageError(std::string(f) + " describes the checkpoint without running it", f, "no --text, --text-file or --ids",
+            throw UsageError(std::string(f) + " describes the checkpoint without running it", f, "no --text, --text-file, --ids or --probe",
                              "a prompt");
         attn::cli::ModelRunOptions run;
         run.dir = model_options.dir;
@@ -644,6 +658,15 @@ int main(int argc, char** argv) {
         if (model->get_option("--layer")->count()) run.layer = model_layer;
         if (model->get_option("--top-k")->count()) run.top_k = parse_number("--top-k", model_top_k, 1, 100);
         run.no_bos = model_no_bos;
+        if (model->get_option("--probe")->count()) run.probe = model_probe;
+        if (model->get_option("--probe-length")->count())
+          run.probe_length = parse_number("--probe-length", model_probe_length, 2, attn::cli::kModelMaxTokens / 2);
+        if (model->get_option("--seed")->count()) run.seed = parse_number("--seed", model_seed, 0, (std::uint64_t{1} << 63) - 1);
+        run.probe_length_given = model->get_option("--probe-length")->count() > 0;
+        run.seed_given = model->get_option("--seed")->count() > 0;
+        if (model->get_option("--query")->count()) run.query = model_query;
+        if (model->get_option("--key")->count()) run.key = model_key;
+        run.logit_lens = model_logit_lens;
         std::vector<std::string> words = {"attn"};
         for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
         attn::cli::OutputOptions output = output_options(model_raw, *model, attn::report::shell_command(words));

@@ -21,8 +21,11 @@
 #include <numeric>
 #include <sstream>
 
+#include "cli/model_heads.hpp"
 #include "cli/tokenize_command.hpp"
 #include "core/decoder_layer.hpp"
+#include "core/generator.hpp"
+#include "core/head_roles.hpp"
 #include "core/norm.hpp"
 #include "core/rope.hpp"
 #include "io/checkpoint.hpp"
@@ -50,6 +53,7 @@ struct Prompt {
   std::vector<std::string> pieces;  // each token as text, quoted: "\" bank\""
   Labels labels;                    // each token for row and column labels: "bank"
   std::optional<std::string> text;  // the text, when the ids came from one
+  std::size_t probe = 0;            // --probe induction: its n random ids (the prompt is BOS, n, n again)
   std::shared_ptr<const Tokenizer> tokenizer;  // DIR's tokenizer.json, or none
   // A token as text, quoted: "\" bank\"", or <id N> without a tokenizer or for an id it lacks.
   std::string piece(std::size_t id) const {
@@ -67,16 +71,41 @@ std::string label_of(const std::string& piece) {
   return s.size() > 24 ? s.substr(0, 21) + "..." : s;
 }
 
+// 1 when the induction probe starts with config.json's bos_token_id, 0 without one or with --no-bos.
+std::size_t probe_bos(const ModelConfig& config, const ModelRunOptions& o) { return config.bos_token_id && !o.no_bos ? 1 : 0; }
+
 Prompt read_prompt(const ModelRunOptions& o, const ModelConfig& config, const std::string& dir) {
   Prompt p;
-  const int sources = o.text.has_value() + o.text_file.has_value() + o.ids.has_value();
+  const int sources = o.text.has_value() + o.text_file.has_value() + o.ids.has_value() + o.probe.has_value();
   if (sources != 1)
-    throw UsageError("attn model needs one of --text, --text-file, --ids to run (or none of them, with --summary)", "--text",
-                     "one of them", "more");
+    throw UsageError("attn model needs one of --text, --text-file, --ids, --probe to run (or none of them, with --summary)",
+                     o.probe ? "--probe" : "--text", "one of them", "more");
+  if (!o.probe && (o.probe_length_given || o.seed_given))
+    throw UsageError(std::string(o.seed_given ? "--seed" : "--probe-length") + " applies to --probe", o.seed_given ? "--seed" : "--probe-length",
+                     "--probe induction beside it", "no --probe");
   const std::string option = o.text_file ? "--text-file" : "--text";
   std::vector<TokenId> raw;
-  if (o.ids) {
-    if (o.no_bos) throw UsageError("--no-bos applies to a text", "--no-bos", "--text or --text-file", "--ids");
+  if (o.probe) {
+    if (*o.probe != "induction")
+      throw UsageError("unknown --probe", "--probe", "induction", "'" + escaped_for_message(*o.probe, 40, true) + "'");
+    // BOS (config.json's bos_token_id; --no-bos leaves it out), n ids drawn as
+    // torch.randint(0, V, (n,), generator=torch.Generator().manual_seed(seed)) draws them, and the same n again.
+    const std::size_t n = o.probe_length, bos = probe_bos(config, o);
+    if (bos + 2 * n > std::min<std::size_t>(config.context, kModelMaxTokens))
+      throw UsageError("--probe-length makes a probe longer than the model's context", "--probe-length",
+                       "at most " + std::to_string((std::min<std::size_t>(config.context, kModelMaxTokens) - bos) / 2) +
+                           " (2 N" + (bos ? " + 1" : "") + " tokens)",
+                       std::to_string(n));
+    TorchGenerator g(o.seed);
+    const std::vector<std::size_t> r = g.randint(0, config.vocab, n);
+    if (bos) raw.push_back(static_cast<TokenId>(*config.bos_token_id));
+    for (int copy = 0; copy < 2; ++copy)
+      for (std::size_t id : r) raw.push_back(static_cast<TokenId>(id));
+    p.added.assign(raw.size(), false);
+    if (bos) p.added[0] = true;
+    p.probe = n;
+  } else if (o.ids) {
+    if (o.no_bos) throw UsageError("--no-bos applies to a text or a probe", "--no-bos", "--text, --text-file or --probe", "--ids");
     raw = parse_ids(*o.ids);
     for (TokenId id : raw)
       if (id >= config.vocab)
@@ -111,7 +140,7 @@ Prompt read_prompt(const ModelRunOptions& o, const ModelConfig& config, const st
       if (id >= config.vocab)
         throw UsageError("the tokenizer made an id past the model's vocabulary", option,
                          "ids below " + std::to_string(config.vocab) + " (config.json's vocab_size)", std::to_string(id));
-  } else {
+  } else if (!o.probe) {
     p.added.assign(raw.size(), false);
   }
   if (tok) p.tokenizer = std::make_shared<const Tokenizer>(std::move(*tok));
@@ -191,8 +220,9 @@ double mean_row_norm(const Ten3& x) {
   return rows ? total / double(rows) : 0.0;
 }
 
-// w (1, h, T, T)
-Glance glance(const Ten4& w, const Ten3& output) {
+// w (1, h, T, T); roles: its heads' scores (head_roles.hpp), whose entropy and first-token
+// weight the overview averages.
+Glance glance(const Ten4& w, const std::vector<HeadRoleScores>& roles, const Ten3& output) {
   Glance g;
   g.hidden_norm = mean_row_norm(output);
   if (w.size() == 0) return g;
@@ -202,32 +232,22 @@ Glance glance(const Ten4& w, const Ten3& output) {
   g.entropy_min = INFINITY;
   g.entropy_max = -INFINITY;
   for (std::size_t i = 0; i < h; ++i) {
-    double head_entropy = 0;
-    std::size_t prev = 0, sink = 0;
-    for (std::size_t t = 0; t < T; ++t) {
+    std::size_t prev = 0, sink = 0;  // queries whose largest weight is on the token before, on token 0
+    for (std::size_t t = 1; t < T; ++t) {
       const float* row = w.data() + (i * T + t) * T;
-      double e = 0;
-      std::size_t best = 0;
-      for (std::size_t s = 0; s <= t; ++s) {
-        if (row[s] > 0) e -= double(row[s]) * std::log(double(row[s]));
-        if (row[s] > row[best]) best = s;
-      }
-      head_entropy += e;
-      if (t > 0) {
-        first += row[0];
-        prev += best == t - 1;
-        sink += best == 0;
-      }
+      const std::size_t best = static_cast<std::size_t>(std::max_element(row, row + t + 1) - row);
+      prev += best == t - 1;
+      sink += best == 0;
     }
-    head_entropy /= double(T);
-    all += head_entropy;
-    g.entropy_min = std::min(g.entropy_min, head_entropy);
-    g.entropy_max = std::max(g.entropy_max, head_entropy);
+    all += roles[i].entropy;
+    first += roles[i].first;
+    g.entropy_min = std::min(g.entropy_min, roles[i].entropy);
+    g.entropy_max = std::max(g.entropy_max, roles[i].entropy);
     if (T > 2 && 2 * prev > T - 1) ++g.prev_heads;  // most of the T - 1 queries that have a token before
     if (T > 2 && 2 * sink > T - 1) ++g.first_heads;
   }
   g.entropy = all / double(h);
-  g.first_weight = T > 1 ? first / double(h * (T - 1)) : NAN;
+  g.first_weight = T > 1 ? first / double(h) : NAN;
   return g;
 }
 
@@ -236,7 +256,7 @@ std::string num(double v, int decimals) { return std::isnan(v) ? "-" : report::f
 // ---------------------------------------------------------------------------------------------
 // Sizes and memory, checked before any layer runs.
 
-std::uint64_t run_bytes(const ModelConfig& c, std::size_t T, std::size_t shown, bool keep_attentions,
+std::uint64_t run_bytes(const ModelConfig& c, std::size_t T, std::size_t shown, bool keep_attentions, bool lens,
                         std::size_t layer_bytes) {
   const std::uint64_t d = c.hidden, f = c.intermediate, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
   const std::uint64_t tt = std::uint64_t(c.heads) * T * T * 4;                 // one (1, h, T, T) tensor
@@ -244,8 +264,10 @@ std::uint64_t run_bytes(const ModelConfig& c, std::size_t T, std::size_t shown, 
   const std::uint64_t kept = shown * (std::uint64_t(T) * (8 * d + 3 * qd + 6 * kvd) * 4 + 2 * tt);
   const std::uint64_t attentions = keep_attentions ? std::uint64_t(c.layers) * tt : 0;
   const std::uint64_t logits = 2 * std::uint64_t(T) * c.vocab * 4 + 4096 * d * 4;
+  // --logit-lens: every layer's output, normed, and a copy as one matrix, and its block of logits
+  const std::uint64_t lens_bytes = lens ? 3 * std::uint64_t(c.layers) * T * d * 4 + std::uint64_t(c.layers) * T * 4096 * 4 : 0;
   // The stages copy what they show (the report owns its values): the kept tensors twice.
-  return layer_bytes + acts + 3 * tt + 2 * kept + 2 * attentions + logits;
+  return layer_bytes + acts + 3 * tt + 2 * kept + 2 * attentions + logits + lens_bytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +288,12 @@ std::vector<std::string> reproduce_lines(const Checkpoint& ck, const Prompt& p, 
       "# float32 and the eager attention, which returns the weights; transformers before 4.56: torch_dtype=",
       "model = AutoModelForCausalLM.from_pretrained(" + dir + ", dtype=torch.float32, attn_implementation=\"eager\")",
   };
-  if (p.text) {
+  if (p.probe) {
+    r.push_back("g = torch.Generator().manual_seed(" + std::to_string(o.seed) + ")");
+    r.push_back("r = torch.randint(0, " + std::to_string(ck.config.vocab) + ", (" + std::to_string(p.probe) + ",), generator=g)");
+    r.push_back(p.added.front() ? "ids = torch.cat([torch.tensor([" + std::to_string(p.ids.front()) + "]), r, r])[None]  # BOS, r, r again"
+                                : "ids = torch.cat([r, r])[None]  # r, r again");
+  } else if (p.text) {
     r.push_back("tok = AutoTokenizer.from_pretrained(" + dir + ")");
     r.push_back("ids = tok(" + recipe::py_string(*p.text, false) + (o.no_bos ? ", add_special_tokens=False" : "") +
                 ", return_tensors=\"pt\").input_ids" + (o.no_bos ? "  # --no-bos" : ""));
@@ -333,8 +360,9 @@ LayerNames layer_names(const ModelWeights& w, std::size_t n) {
 class ModelRun {
  public:
   ModelRun(const ModelWeights& w, const Prompt& p, const ModelRunOptions& o, std::vector<bool> shown, bool keep_attentions,
-           report::Report& out)
-      : c_(w.checkpoint().config), w_(w), p_(p), o_(o), shown_(std::move(shown)), keep_attentions_(keep_attentions), out_(out) {}
+           std::optional<std::size_t> query, std::optional<std::size_t> key, report::Report& out)
+      : c_(w.checkpoint().config), w_(w), p_(p), o_(o), shown_(std::move(shown)), keep_attentions_(keep_attentions),
+        query_(query), key_(key), out_(out) {}
 
   void run();
 
@@ -347,7 +375,10 @@ class ModelRun {
   Ten3 embeddings_stage();
   void layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, const Glance& g, const std::string& x_name);
   void overview_stage();
-  void head_stages(const Ten3& x);
+  void logit_lens_stages(const std::vector<std::size_t>& answers, const std::vector<double>& answer_p);
+  // The final norm, the logits, the next token; returns each position's top token and its p.
+  std::pair<std::vector<std::size_t>, std::vector<double>> head_stages(const Ten3& x);
+  TokenNames names() const { return {p_.pieces, p_.labels}; }
 
   const ModelConfig& c_;
   const ModelWeights& w_;
@@ -355,26 +386,37 @@ class ModelRun {
   const ModelRunOptions& o_;
   std::vector<bool> shown_;
   bool keep_attentions_;
+  std::optional<std::size_t> query_, key_;  // --query, --key as positions
   report::Report& out_;
   std::vector<Glance> glances_;
   xt::xtensor<float, 5> attentions_;  // (L, 1, h, T, T) when kept
+  RoleMaps roles_;                     // every measured layer's head roles
+  Ten3 query_rows_;                    // (L, h, T) --query's row of attn_weights in every layer
+  Ten3 layer_outputs_;                 // (L, T, d) every layer's output, for --logit-lens
 };
 
 void ModelRun::tokens_stage() {
   const std::size_t T = p_.ids.size();
   std::size_t added = 0;
   for (bool a : p_.added) added += a;
-  auto& s = out_.stage("Tokens: " + std::to_string(T) + " ids" + (p_.text ? " from the text" : ""),
-                       p_.text ? "ids = tokenizer(text).input_ids   # tokenizer.json: pre-tokenizer, BPE, template"
-                               : "ids = --ids as given");
+  auto& s = out_.stage("Tokens: " + std::to_string(T) + " ids" + (p_.text ? " from the text" : p_.probe ? ", the induction probe" : ""),
+                       p_.text    ? "ids = tokenizer(text).input_ids   # tokenizer.json: pre-tokenizer, BPE, template"
+                       : p_.probe ? "ids = [bos] + r + r,  r = torch.randint(0, V, (n,), generator)   # n = " + std::to_string(p_.probe)
+                                  : "ids = --ids as given");
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < T; ++i)
-    rows.push_back({std::to_string(i), std::to_string(p_.ids[i]), p_.pieces[i], p_.added[i] ? "added by the template" : ""});
+    rows.push_back({std::to_string(i), std::to_string(p_.ids[i]), p_.pieces[i], p_.added[i] ? (p_.probe ? "config.json's bos_token_id" : "added by the template") : p_.probe ? (i + p_.probe < T ? "first copy" : "second copy") : ""});
   Vec ids = xt::empty<float>({T});  // (T,) exact in float32: every id is below 2^24
   for (std::size_t i = 0; i < T; ++i) ids(i) = static_cast<float>(p_.ids[i]);
   s.keep("input_ids", ids);
   s.table({"pos", "id", "token", ""}, rows);
-  if (p_.text)
+  if (p_.probe)
+    s.note("The induction probe: " + std::to_string(p_.probe) + " ids drawn at random from the whole vocabulary (seed " +
+           std::to_string(o_.seed) + "), then the same " + std::to_string(p_.probe) + " again" +
+           (added ? ", after config.json's bos_token_id " + p_.pieces.front() : "") +
+           ". Nothing in the first copy can be predicted; every token of the second copy can, by a head that finds the "
+           "earlier occurrence and copies what followed it.");
+  else if (p_.text)
     s.note(std::to_string(T - added) + " tokens come from the text" +
            (added ? " and " + std::to_string(added) + " from the tokenizer's template (" + p_.pieces.front() +
                         ", the token the template puts before every text; --no-bos leaves it out)"
@@ -536,7 +578,7 @@ void ModelRun::overview_stage() {
          std::to_string(L) + "' is layer " + std::to_string(L - 1) + ". --layer N (or A-B, all) shows a layer in full.");
 }
 
-void ModelRun::head_stages(const Ten3& x) {
+std::pair<std::vector<std::size_t>, std::vector<double>> ModelRun::head_stages(const Ten3& x) {
   const std::size_t T = p_.ids.size(), V = c_.vocab;
   const std::string last_layer = gpt2() ? w_.name("h." + std::to_string(c_.layers - 1)) : "model.layers." + std::to_string(c_.layers - 1);
   Ten3 final_hidden;  // (1, T, d)
@@ -561,6 +603,8 @@ void ModelRun::head_stages(const Ten3& x) {
   auto& s = out_.stage("The next token", "p = softmax(logits[0, t], dim=-1); top-k of the last position");
   s.in("lm_head", logits);
   std::vector<std::vector<std::string>> per_position, top;
+  std::vector<std::size_t> answers;  // (T,) each position's most likely next token
+  std::vector<double> answer_p;      // (T,) its p
   double worst = 0;
   for (std::size_t t = 0; t < T; ++t) {
     const float* row = logits.data() + t * V;
@@ -568,6 +612,8 @@ void ModelRun::head_stages(const Ten3& x) {
     double z = 0;
     for (std::size_t v = 0; v < V; ++v) z += std::exp(double(row[v]) - mx);
     const std::size_t best = std::max_element(row, row + V) - row;
+    answers.push_back(best);
+    answer_p.push_back(std::exp(double(row[best]) - mx) / z);
     per_position.push_back({std::to_string(t), p_.pieces[t], std::to_string(best),
                             "", report::fixed(std::exp(double(row[best]) - mx) / z, 4)});
     if (t + 1 == T) {
@@ -593,6 +639,24 @@ void ModelRun::head_stages(const Ten3& x) {
   s.table({"rank", "id", "token", "logit", "p"}, top);
   s.table({"pos", "token", "predicts id", "predicts", "p"}, per_position);
   s.check("the last position's probabilities sum to 1", "|sum - 1|", worst, Relation::AtMost, 1e-6);
+  return {answers, answer_p};
+}
+
+void ModelRun::logit_lens_stages(const std::vector<std::size_t>& answers, const std::vector<double>& answer_p) {
+  const std::size_t L = c_.layers, T = p_.ids.size(), d = c_.hidden;
+  Ten3 normed = xt::empty<float>({L, T, d});  // (L, T, d): every layer's output through the final norm
+  for (std::size_t n = 0; n < L; ++n) {
+    Ten3 one = xt::empty<float>({std::size_t{1}, T, d});  // (1, T, d)
+    std::copy_n(layer_outputs_.data() + n * T * d, T * d, one.data());
+    const Ten3 y = gpt2() ? layer_norm(w_.gpt2_final_norm(), one) : rms_norm(w_.llama_final_norm(), one);  // (1, T, d)
+    std::copy(y.begin(), y.end(), normed.data() + n * T * d);
+  }
+  const Mat answer_rows = w_.rows(w_.head_name(), answers);  // (T, d): the head's rows of the answers
+  const LogitLens lens = logit_lens(normed, answers, answer_rows, [&](const Mat& x, const auto& visit) {
+    w_.for_each_logit_block(x, visit);
+  });
+  logit_lens_stage(out_, lens, answers, answer_p, names(), [&](std::size_t id) { return p_.piece(id); },
+                   gpt2() ? w_.name("ln_f") : "model.norm", w_.head_name());
 }
 
 void ModelRun::run() {
@@ -613,8 +677,12 @@ void ModelRun::run() {
   // The lessons' path (every intermediate, the (h, T, T) weights) for the layers shown and, while
   // they are small, for the others too, whose weights give their line of the overview; past that,
   // the fast path, which never holds a (T, T) matrix.
-  const bool small = std::uint64_t(h) * T * T * 4 <= (std::uint64_t{64} << 20);
+  const bool small = std::uint64_t(h) * T * T * 4 <= kModelTracedAttention;
   if (keep_attentions_) attentions_ = xt::zeros<float>({L, std::size_t{1}, h, T, T});  // (L, 1, h, T, T)
+  const std::vector<InductionPair> pairs = induction_pairs(p_.ids);
+  roles_ = {L, h, std::vector<std::vector<HeadRoleScores>>(L)};
+  if (query_) query_rows_ = xt::zeros<float>({L, h, T});                  // (L, h, T)
+  if (o_.logit_lens) layer_outputs_ = xt::empty<float>({L, T, c_.hidden}); // (L, T, d)
   // One layer's weights at a time, read into the same buffers for every layer.
   Gpt2Layer gpt2_layer;
   LlamaLayer llama_layer;
@@ -629,7 +697,13 @@ void ModelRun::run() {
       w_.llama_layer(n, llama_layer);
       next = llama_layer_forward(llama_layer, x, rope, traced ? &t : nullptr);
     }
-    glances_.push_back(glance(traced ? t.attn_weights : Ten4{}, next));
+    if (traced)
+      for (std::size_t i = 0; i < h; ++i) roles_.roles[n].push_back(head_role_scores(t.attn_weights.data() + i * T * T, T, pairs));
+    if (query_ && traced)
+      for (std::size_t i = 0; i < h; ++i)
+        std::copy_n(t.attn_weights.data() + (i * T + *query_) * T, T, query_rows_.data() + (n * h + i) * T);
+    if (o_.logit_lens) std::copy(next.begin(), next.end(), layer_outputs_.data() + n * T * c_.hidden);
+    glances_.push_back(glance(traced ? t.attn_weights : Ten4{}, roles_.roles[n], next));
     if (keep_attentions_) std::copy(t.attn_weights.begin(), t.attn_weights.end(), attentions_.data() + n * h * T * T);
     if (shown_[n]) layer_stages(n, x, t, glances_.back(), x_name);
     x = std::move(next);
@@ -637,7 +711,10 @@ void ModelRun::run() {
     x_name.pop_back();  // "model.layers.3"
   }
   overview_stage();
-  head_stages(x);
+  head_roles_stage(out_, roles_, pairs, names(), p_.probe);
+  if (query_) query_stage(out_, query_rows_, *query_, key_, names());
+  const auto [answers, answer_p] = head_stages(x);
+  if (o_.logit_lens) logit_lens_stages(answers, answer_p);
   out_.name_files_after_tensors();  // every name is unique in a run
 }
 
@@ -676,8 +753,18 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
                        with_commas(tt) + " bytes for T = " + std::to_string(T));
     const bool wants_all = output.dump || output.npz || output.format == "json";
     const bool keep_attentions = wants_all && std::uint64_t(c.layers) * tt <= (std::uint64_t{1} << 30);
+    // --query and --key: positions, and every layer's weights to read them from.
+    if (o.key && !o.query) throw UsageError("--key needs --query", "--key", "--query WORD|POS beside it", "no --query");
+    std::optional<std::size_t> query, key;
+    const TokenNames names{p.pieces, p.labels};
+    if (o.query) query = pick_token(*o.query, names, "--query");
+    if (o.key) key = pick_token(*o.key, names, "--key", query);
+    if (query && tt > kModelTracedAttention && !keep_attentions)
+      throw UsageError("--query reads every layer's attention weights, too large for this prompt", "--query",
+                       "(1, h, T, T) at most " + with_commas(kModelTracedAttention) + " bytes: fewer tokens",
+                       with_commas(tt) + " bytes for T = " + std::to_string(T));
     const ModelWeights weights(ck);
-    require_memory(run_bytes(c, T, n_shown, keep_attentions, weights.layer_f32_bytes()), mem_available(),
+    require_memory(run_bytes(c, T, n_shown, keep_attentions, o.logit_lens, weights.layer_f32_bytes()), mem_available(),
                    "run " + escaped_for_message(o.dir, 60) + " on " + std::to_string(T) + (T == 1 ? " token" : " tokens"));
 
     report::Report report;
@@ -704,7 +791,7 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
                      "Hugging Face's modeling_" + c.model_type + ".py in float32 with the eager attention",
                      setting, reproduce_lines(ck, p, o, last_shown)};
     report.header.command = "attn model";
-    ModelRun(weights, p, o, shown, keep_attentions, report).run();
+    ModelRun(weights, p, o, shown, keep_attentions, query, key, report).run();
     select_stages(report, output);
     render(report, output);
     return failed_checks_status(report);

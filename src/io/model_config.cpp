@@ -239,6 +239,9 @@ ModelConfig parse_model_config(const std::string& text, const std::string& path)
   if (c.family == ModelFamily::Gpt2) read_gpt2(f, c);
   else read_llama_like(f, c);
   check_heads(f, c);
+  // Only the induction probe reads it, so a value that is no token id (null, a list) means none.
+  if (const json* b = f.get("bos_token_id"); b && b->is_number_unsigned() && b->get<std::uint64_t>() < c.vocab)
+    c.bos_token_id = b->get<std::uint64_t>();
   read_dtype(f, c);
   return c;
 }

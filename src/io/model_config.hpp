@@ -44,6 +44,7 @@ struct ModelConfig {
   bool mlp_bias = false;         // Llama mlp_bias
   std::string dtype;             // torch_dtype / dtype as written ("bfloat16"), or ""
   std::optional<std::uint64_t> pad_token_id;  // the embedding's padding_idx in the printed module tree
+  std::optional<std::uint64_t> bos_token_id;  // bos_token_id when it is one id below vocab_size, else none
   // GPT-2's dropout probabilities, shown in the module tree (embd_pdrop, attn_pdrop, resid_pdrop).
   double embd_pdrop = 0.1, attn_pdrop = 0.1, resid_pdrop = 0.1;
   std::string path;              // the config.json read, for messages

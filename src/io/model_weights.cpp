@@ -142,6 +142,22 @@ Ten3 ModelWeights::logits(const Ten3& x, std::size_t block_rows) const {
   return out;
 }
 
+void ModelWeights::for_each_logit_block(const Mat& x, const std::function<void(std::size_t, std::size_t, const float*)>& visit,
+                                        std::size_t block_rows) const {
+  const CheckpointTensor& t = find(head_name());
+  const std::size_t V = t.expected.shape.at(0), d = t.expected.shape.at(1), rows = x.shape()[0];
+  if (x.shape()[1] != d) checkpoint_fail("the head does not fit the hidden states", ck_.dir, "width " + std::to_string(d), shape_of(x));
+  block_rows = std::max<std::size_t>(1, std::min(block_rows, V));
+  std::vector<float> block(block_rows * d);  // (block_rows, d) of the head
+  std::vector<float> z(rows * block_rows);   // (rows, block_rows) logits
+  for (std::size_t r0 = 0; r0 < V; r0 += block_rows) {
+    const std::size_t n = std::min(block_rows, V - r0);
+    ck_.file(t).read_f32(ck_.info(t), static_cast<std::uint64_t>(r0) * d, n * d, block.data());
+    sgemm(rows, n, d, 1.0f, x.data(), d, block.data(), d, true, 0.0f, z.data(), n);  // (rows, d) @ (n, d)^T
+    visit(r0, n, z.data());
+  }
+}
+
 std::size_t ModelWeights::layer_f32_bytes() const {
   std::size_t largest = 0;
   std::map<int, std::size_t> per_layer;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ class ModelWeights {
   std::string head_name() const;
   // logits = x @ head^T, (B, T, d) -> (B, T, V), reading the head `block_rows` rows at a time.
   Ten3 logits(const Ten3& x, std::size_t block_rows = 4096) const;
+  // The same without holding (rows, V): x (rows, d) against `block_rows` rows of the head at a
+  // time, visit(r0, n, z) with z (rows, n) the logits of ids r0 .. r0 + n - 1 (the logit lens).
+  void for_each_logit_block(const Mat& x, const std::function<void(std::size_t, std::size_t, const float*)>& visit,
+                            std::size_t block_rows = 4096) const;
 
   // Bytes of float32 one layer takes (the largest of them), the head's block, for estimates.
   std::size_t layer_f32_bytes() const;

@@ -4,9 +4,11 @@
 #include "lesson_kit/induction.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/cross_entropy.hpp"
+#include "core/head_roles.hpp"
 
 namespace attn {
 
@@ -56,17 +58,13 @@ void for_each_induction_query(const InductionBatch& b, F visit) {
 }  // namespace
 
 HeadScores head_scores(const xt::xtensor<double, 4>& w, std::size_t head, const InductionBatch& b) {
-  const std::size_t N = b.inputs.shape()[0], T = b.inputs.shape()[1];
-  double prev = 0, self = 0, ind = 0;
-  std::size_t n_ind = 0;
-  for (std::size_t n = 0; n < N; ++n)
-    for (std::size_t t = 0; t < T; ++t) {
-      self += w(n, head, t, t);
-      if (t >= 1) prev += w(n, head, t, t - 1);
-    }
-  for_each_induction_query(b, [&](std::size_t n, std::size_t t, std::size_t j) { ind += w(n, head, t, j + 1), ++n_ind; });
-  return {prev / static_cast<double>(N * (T - 1)), n_ind ? ind / static_cast<double>(n_ind) : 0.0,
-          self / static_cast<double>(N * T)};
+  const std::size_t N = b.inputs.shape()[0], h = w.shape()[1], T = b.inputs.shape()[1];
+  std::vector<std::vector<InductionPair>> pairs(N);  // each sequence's induction queries and keys
+  for_each_induction_query(b, [&](std::size_t n, std::size_t t, std::size_t j) { pairs[n].push_back({t, j + 1}); });
+  HeadRoleSums sums;  // the definitions every head score uses (core/head_roles.hpp)
+  for (std::size_t n = 0; n < N; ++n) sums.add(w.data() + (n * h + head) * T * T, T, pairs[n]);
+  const HeadRoleScores r = sums.scores();
+  return {r.previous, std::isnan(r.induction) ? 0.0 : r.induction, r.self};
 }
 
 HeadScores uniform_head_scores(const InductionBatch& b) {

@@ -40,10 +40,12 @@ InductionBatch make_induction_batch(TorchGenerator& g, std::size_t n, const Indu
 // 0 -> 'a', 25 -> 'z', 26 -> 'A'.
 char induction_letter(std::size_t id);
 
-// What one head does on a batch, as the mean weight it puts on the key its job names:
+// What one head does on a batch, as the mean weight it puts on the key its job names, with the
+// definitions of core/head_roles.hpp (attn model scores a checkpoint's heads with the same code):
 //   previous:  key t - 1, over every query t >= 1;
 //   induction: key j + 1, where j is the one earlier position holding the query's own letter,
-//              over the queries on the second copies whose letter occurs exactly once before them;
+//              over the queries on the second copies whose letter occurs exactly once before them
+//              (0 when there is none);
 //   self:      key t itself.
 struct HeadScores {
   double previous = 0, induction = 0, self = 0;

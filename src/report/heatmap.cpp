@@ -119,7 +119,7 @@ void cell(Line& line, float v, const PanelSet& set, const Panel& panel, std::siz
 
 // The lines of one panel, each exactly `l.width` wide (padded), so panels can sit side by side.
 std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layout& l, ColorDepth color,
-                             bool titled, const std::string& name) {
+                             bool titled, const std::string& name, bool map) {
   std::vector<Line> lines;
   const std::size_t x0 = grid_left(l);
   if (titled) {
@@ -129,9 +129,34 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
                         l.width));
     lines.push_back(title);
   }
+  // A layer x head map's heads (numbers of at most two digits): a line of tens and a line of
+  // units, each digit above its column, instead of a staircase 24 lines tall.
+  bool numeric = map && l.cols.size() > 0;
+  for (std::size_t j = 0; j < l.cols.size(); ++j)
+    if (l.cols[j] != kLeftOut && (l.col_text[j].empty() || l.col_text[j].size() > 2 ||
+                                  l.col_text[j].find_first_not_of("0123456789") != std::string::npos))
+      numeric = false;
+  if (numeric) {
+    Line tens, units;
+    tens.pad_to(x0);
+    units.pad_to(x0);
+    for (std::size_t j = 0; j < l.cols.size(); ++j) {
+      const std::string& t = l.col_text[j];
+      tens.pad_to(x0 + j * kCell + 1);
+      units.pad_to(x0 + j * kCell + 1);
+      if (l.cols[j] == kLeftOut) {
+        units.add("~");
+        continue;
+      }
+      if (t.size() == 2) tens.add(t.substr(0, 1));
+      units.add(t.substr(t.size() - 1));
+    }
+    if (tens.width > x0) lines.push_back(tens);
+    lines.push_back(units);
+  }
   // The staircase: column j's label starts above column j, with ':' leading down from the labels
   // of the columns before it, as a plot's slanted tick labels would.
-  for (std::size_t j = 0; j < l.cols.size(); ++j) {
+  for (std::size_t j = 0; !numeric && j < l.cols.size(); ++j) {
     if (l.cols[j] == kLeftOut) continue;
     Line line;
     line.pad_to(x0);
@@ -224,11 +249,15 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
   const bool many = set.panels.size() > 1 || leading > 0;
   const bool mean = set.head_mean;
 
+  // Attention weights: rows attend to columns. A map of another kind (a score per layer and head)
+  // names its axes instead.
+  const bool attends = t.row_axis != "layers";  // a (layers, heads) map of scores is the other kind
+  const std::string axes = attends ? " (rows attend to columns)" : " (" + t.row_axis + " down, " + t.col_axis + " across)";
   std::string out = many ? wrap("heatmaps of " + t.name + " " + shape_str(t.shape) +
                                     (set.note.empty() ? "" : ", " + set.note) + ", one per " +
-                                    index_names(leading - (mean ? 1 : 0)) + " (rows attend to columns)",
+                                    index_names(leading - (mean ? 1 : 0)) + axes,
                                 width, "", "  ")
-                         : wrap("heatmap of " + t.name + " (rows attend to columns)", width, "", "  ");
+                         : wrap("heatmap of " + t.name + axes, width, "", "  ");
   Layout l = layout_for(set, width, opts);
   if (!l.fits) return out + wrap("(too narrow to draw: the grid needs more columns)", width, "", "");
   // A long batch would print a grid per entry (65,536 entries: megabytes): the first panels are
@@ -248,7 +277,7 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
     if (first > 0) out += "\n";
     const std::size_t last = std::min(drawn, first + per_band);
     std::vector<std::vector<Line>> band;
-    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name));
+    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name, !attends));
     for (std::size_t i = 0; i < band.front().size(); ++i) {
       std::string line;
       for (std::size_t p = 0; p < band.size(); ++p) line += (p ? std::string(kPanelGap, ' ') : "") + band[p][i].text;

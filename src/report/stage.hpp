@@ -125,6 +125,9 @@ struct TensorItem {
   // False for a tensor kept for --dump and JSON (trained weights, snapshots) that the text sink
   // only lists on the stage's out: line: printing it would bury the lesson.
   bool printed = true;
+  // False for an attention-like map the text sink draws as a heatmap without printing its values
+  // first: a (layers, heads) map of role scores reads as a picture, 28 x 24 numbers do not.
+  bool values_printed = true;
   // The file --dump and --npz write it to, without ".npy": empty for the usual "sNN_<name>" (a
   // lesson's names repeat from stage to stage); a model run names every tensor after its module
   // ("model.layers.3.self_attn.q"), unique in the run, and writes it under that name.

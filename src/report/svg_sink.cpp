@@ -317,7 +317,8 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
   const std::string title = t.name + index_str(panel.index) + (panel.index.empty() ? "" : ": " + panel_caption(panel.index, set));
   const std::string subtitle = h.invocation() + ", stage " + std::to_string(s.index) + "/" +
                                std::to_string(total_stages) + ": " + s.title;
-  const std::string axes = "rows attend to columns; shape " + std::to_string(R) + " x " + std::to_string(C) +
+  const bool attends = t.row_axis != "layers";  // a (layers, heads) map of scores is the other kind
+  const std::string axes = (attends ? "rows attend to columns" : t.row_axis + " down, " + t.col_axis + " across") + "; shape " + std::to_string(R) + " x " + std::to_string(C) +
                            (set.per_row ? "; " + row_scale_words
                             : set.panels.size() > 1 ? "; one colour scale for all " + std::to_string(set.panels.size()) +
                                                         " matrices of " + t.name + " " + shape_str(t.shape)

@@ -143,6 +143,11 @@ void TextSink::item(const Item& i) {
       out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << render_curve(*t, opts_.width);
       return;
     }
+    if (t->attention && !t->values_printed) {  // a map: its picture alone (values in --dump and JSON)
+      out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n";
+      if (opts_.heatmaps) out_ << render_heatmap(*t, opts_.heatmap);
+      return;
+    }
     out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << format_tensor(*t, opts_.print) << "\n";
     if (t->attention && opts_.heatmaps) out_ << "\n" << render_heatmap(*t, opts_.heatmap);
   } else if (const auto* n = std::get_if<NoteItem>(&i)) {

@@ -805,9 +805,10 @@ TEST_CASE("attn completion bash: a script bash runs, offering every command, les
     const auto offered = complete(script, {"attn", "model", "outdir", "--"});
     for (const char* f : {"--help", "--summary", "--allow-nonfinite", "--headers-only", "--text", "--text-file", "--ids", "--layer",
                           "--top-k", "--no-bos", "--dump", "--npz", "--svg", "--head", "--heatmap-scale", "--stage", "--step",
-                          "--format", "--precision", "--shapes-only"})
+                          "--format", "--precision", "--shapes-only", "--probe", "--probe-length", "--seed", "--query", "--key",
+                          "--logit-lens"})
       CHECK_MESSAGE(std::count(offered.begin(), offered.end(), f) == 1, f);
-    for (const char* f : {"--preset", "--values", "--seed", "--tokens"}) CHECK_MESSAGE(std::count(offered.begin(), offered.end(), f) == 0, f);
+    for (const char* f : {"--preset", "--values", "--tokens", "--d-in"}) CHECK_MESSAGE(std::count(offered.begin(), offered.end(), f) == 0, f);
   }
 
   const auto fish = attn_run({"completion", "fish"});
