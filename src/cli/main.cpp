@@ -31,6 +31,7 @@
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/shared_options.hpp"
 #include "report/heatmap.hpp"
+#include "report/html_sink.hpp"
 #include "report/manifest.hpp"
 #include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
@@ -297,6 +298,10 @@ std::string limits_help() {
          " values gets a summary instead of its values; --full-json writes all\n"
          "  --svg: at most " + n(attn::report::kMaxSvgFiles) + " pictures per run (pick with --svg-panels), each at most " +
          n(attn::report::kMaxSvgSide) + " x " + n(attn::report::kMaxSvgSide) + "\n"
+         "  --html: a page of at most " + n(attn::report::kHtmlPageBudget >> 20) + " MiB: heatmaps hold " +
+         n(attn::report::kHtmlHeatmapValues) + " values (past that, the first tokens),\n"
+         "    at most " + n(attn::report::kHtmlMaxSide) + " tokens a side; printed values at most " +
+         n(attn::report::kHtmlTextBytes >> 10) + " KiB\n"
          "  --npz: at most " + n(attn::report::kZip32MaxBytes) + " bytes (zip32's 4 GiB) and " +
          n(attn::report::kZip32MaxMembers) + " members, counted from the shapes before writing\n";
 }
@@ -374,6 +379,8 @@ attn::cli::OutputOptions output_options(const RawOptions& raw, CLI::App& cmd, co
   output.svg_dir = raw.value("--svg");
   output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
   output.svg_panel_list = raw.value("--svg-panels");
+  output.html = cmd.get_option("--html")->count() > 0;
+  output.html_path = raw.value("--html");
   if (cmd.get_option("--heatmap-scale")->count()) output.heatmap_scale = raw.value("--heatmap-scale");
   if (cmd.get_option("--head")->count()) {
     output.head = raw.value("--head");

@@ -1,5 +1,6 @@
 #include "cli/render.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -7,6 +8,7 @@
 #include "cli/pictures.hpp"
 #include "lesson_kit/options.hpp"
 #include "report/dump_sink.hpp"
+#include "report/html_sink.hpp"
 #include "report/manifest.hpp"
 #include "report/npz_sink.hpp"
 #include "report/stage_select.hpp"
@@ -40,6 +42,27 @@ report::StageSelection stage_selection(const OutputOptions& options) {
   auto selection = report::parse_stage_selection(options.stage_list, problem);
   if (!selection) throw UsageError(problem.what, "--stage", problem.expected, problem.got);
   return *selection;
+}
+
+// --html FILE: a file name attn can write, apart from every other output.
+void check_html(const OutputOptions& options) {
+  const std::string& path = options.html_path;
+  if (path.empty()) throw UsageError("--html needs a file name", "--html", "a file name such as out/causal.html", "an empty path");
+  if (options.shapes_only)
+    throw UsageError("--html draws values, but this run shows shapes only", "--html",
+                     "values (drop --shapes-only; a preset that shows shapes takes --values)", "shapes only");
+  if (options.npz && !options.npz_path.empty() && normal_dir(path) == normal_dir(options.npz_path))
+    throw UsageError("--html and --npz would write the same file", "--html", "a file apart from --npz " + options.npz_path, path);
+  if (options.dump && !options.dump_dir.empty() && same_or_inside(path, options.dump_dir))
+    throw UsageError("--html and --dump would write to the same place", "--html", "a file outside --dump " + options.dump_dir, path);
+  if (options.svg && !options.svg_dir.empty() && same_or_under(options.svg_dir, path))
+    throw UsageError("--html and --svg would write to the same place", "--html", "a file apart from --svg " + options.svg_dir, path);
+  try {
+    report::check_html_target(path);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("cannot write --html ") + path + ": " + e.what(), "--html",
+                     "a file name in a directory attn may write in (created if missing)", path);
+  }
 }
 
 }  // namespace
@@ -89,6 +112,7 @@ void check_output(const OutputOptions& options) {
       throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
     }
   }
+  if (options.html) check_html(options);
   if (options.full_json && options.format != "json")
     throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
   if (options.stage) stage_selection(options);  // the syntax now; the numbers once the lesson ran
@@ -122,12 +146,32 @@ void render(const report::Report& report, const OutputOptions& options) {
       throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
     }
   }
+  std::optional<report::StagedHtml> html;
+  if (options.html) {
+    try {
+      report::HtmlOptions page;
+      page.precision = options.precision;
+      page.command = options.command;
+      html.emplace(report::html_page(report, page), options.html_path);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
+    }
+  }
   const std::vector<std::string> pictures = write_pictures(report, options);
+  if (html) {
+    try {
+      html->commit();
+    } catch (const std::exception& e) {
+      remove_pictures(options, pictures);
+      throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
+    }
+  }
   if (dump) {
     try {
       dump->commit();
     } catch (const std::exception& e) {
       remove_pictures(options, pictures);
+      if (html) std::remove(options.html_path.c_str());  // this run's page goes with the rest
       throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
     }
   }
@@ -136,6 +180,7 @@ void render(const report::Report& report, const OutputOptions& options) {
       npz->commit();
     } catch (const std::exception& e) {
       remove_pictures(options, pictures);
+      if (html) std::remove(options.html_path.c_str());
       throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
     }
   }

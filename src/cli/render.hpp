@@ -24,6 +24,8 @@ struct OutputOptions {
   std::string svg_dir;         // one SVG per attention matrix goes there
   bool svg_panels = false;     // --svg-panels LIST was given
   std::string svg_panel_list;  // which panels to draw: "b0", "h1,h2", "b0-h3"
+  bool html = false;           // --html FILE was given
+  std::string html_path;       // --html FILE: one self-contained page (report/html_sink.hpp)
   std::string heatmap_scale = "auto";  // --heatmap-scale auto|global|row
   std::string head;            // --head mean|N ("": every head)
   bool full_json = false;      // --full-json: every value in --format json, however many

@@ -55,6 +55,9 @@ const std::vector<SharedOption>& shared_options() {
       {"--full-json", 0, G::Outputs, nullptr,
        "With --format json: every value of every tensor (default: over 1000 values, a summary)"},
       {"--svg", 0, G::Outputs, "DIR", "Write each attention matrix as an SVG heatmap into DIR (created if missing)"},
+      {"--html", 0, G::Outputs, "FILE",
+       "Write one self-contained page to explore the run: every stage, each attention matrix as a heatmap with values on "
+       "hover, a head view and (attn model) a layer x head model view (parents created; an existing FILE is replaced)"},
       {"--svg-panels", 0, G::Outputs, "LIST",
        "Only these panels of --svg: b0 (batch entry 0), h1 (head 1), b0-h1, comma-separated"},
       {"--values", 0, G::Display, nullptr, "Print values even where a preset shows shapes only (llama)"},
