@@ -7,9 +7,10 @@ set -euo pipefail
 # libexpat1-dev: the tests parse every SVG picture with expat (tests/xml_check.hpp).
 # nlohmann-json3-dev: the tests parse the manifest and --format json with it (tests/cli/test_cli_json.cpp).
 # zsh: the tests load `attn completion zsh` in zsh.
+# chromium: the browser tests (tests/browser) load every --html page in headless chromium.
 # nlohmann-json3-dev, libonig-dev, libutf8proc-dev, pkg-config: reading Hugging Face checkpoints and
 #   tokenizers (config.json, safetensors headers, tokenizer.json; its split regexes; NFC).
-packages=(cmake make g++ libxtensor-dev libxtensor-blas-dev libopenblas-dev libcli11-dev doctest-dev xtl-dev libexpat1-dev nlohmann-json3-dev libonig-dev libutf8proc-dev pkg-config zsh)
+packages=(cmake make g++ libxtensor-dev libxtensor-blas-dev libopenblas-dev libcli11-dev doctest-dev xtl-dev libexpat1-dev nlohmann-json3-dev libonig-dev libutf8proc-dev pkg-config zsh chromium)
 
 missing=()
 for p in "${packages[@]}"; do
