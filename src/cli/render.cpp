@@ -60,8 +60,7 @@ void check_html(const OutputOptions& options) {
   try {
     report::check_html_target(path);
   } catch (const std::exception& e) {
-    throw UsageError(std::string("cannot write --html ") + path + ": " + e.what(), "--html",
-                     "a file name in a directory attn may write in (created if missing)", path);
+    throw UsageError(std::string("cannot write --html ") + path + ": " + e.what());
   }
 }
 

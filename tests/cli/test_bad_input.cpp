@@ -313,6 +313,15 @@ TEST_CASE("bad input: output locations are checked before the work, and a refuse
       {{"lesson", "causal", "--dump", tmp / "d", "--npz", tmp / "d/a.npz"}, {"--npz and --dump", "same place"}},
       {{"lesson", "causal", "--svg", tmp / "p", "--npz", tmp / "p"}, {"--npz and --svg", "same place"}},
       {{"lesson", "heads", "--heads", "3", "--npz", tmp / "new/a.npz"}, {"--heads"}},  // the lesson refused: no parent made
+      // --html takes a file, apart from every other output, and values to draw.
+      {{"lesson", "causal", "--html", ""}, {"--html needs a file name"}},
+      {{"lesson", "causal", "--html", tmp / "full"}, {"cannot write --html " + (tmp / "full") + ": is a directory"}},
+      {{"lesson", "causal", "--html", tmp / "new/"}, {"--html", "ends in '/'"}},
+      {{"lesson", "causal", "--html", tmp / "file/under/a.html"}, {"--html", "file is not a directory"}},
+      {{"lesson", "causal", "--npz", tmp / "a.npz", "--html", tmp / "a.npz"}, {"--html and --npz", "same file"}},
+      {{"lesson", "causal", "--dump", tmp / "d", "--html", tmp / "d/a.html"}, {"--html and --dump", "same place"}},
+      {{"lesson", "causal", "--shapes-only", "--html", tmp / "a.html"}, {"--html draws values", "shapes only"}},
+      {{"lesson", "heads", "--heads", "3", "--html", tmp / "new/a.html"}, {"--heads"}},  // the lesson refused: no parent made
       // Refused after the lesson ran, still before anything is written: no dump, no pictures.
       {{"lesson", "causal", "--seq-len", "300", "--svg", tmp / "pics", "--dump", tmp / "dump"},
        {"too large to draw as SVG", "--svg"}},
