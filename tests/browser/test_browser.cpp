@@ -258,10 +258,11 @@ TEST_CASE("attn model --text: the model view opens a head, the head view follows
   hv["col"] = 2;
   hv["value"] = mv["value"];
   e["headview"] = hv;
-  // The shown layer's own heatmap (the last layer): head 1.
+  // The shown layer's own heatmap (the last layer): head 1. (The head role maps, (L, h), are
+  // attention-like too, but have no head axis.)
   for (const auto& s : m.at("stages"))
     for (const auto& t : s.at("tensors"))
-      if (t.value("attention", false) && t.contains("values"))
+      if (t.value("attention", false) && t.contains("values") && t.at("shape").size() == 4)
         e["cells"] = json::array({cell(m, s.at("index"), t, {0, 1}, T - 1, 0, {"batch", "head"})});
   check_verdicts(drive(dir, page, e), 16);
 }

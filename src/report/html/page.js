@@ -585,7 +585,8 @@
     sources.push({ title: "every layer (model view): " + data.model.name, hm: hm, preferred: true, defaultAxis: 0, defaultIndex: hm.lead[0] - 1 });
   }
   data.stages.forEach((s) => s.items.forEach((item) => {
-    if (item.heatmap && item.heatmap.rows > 0)
+    // A head view joins tokens to tokens: a (layers, heads) map of scores is not one.
+    if (item.heatmap && item.heatmap.rows > 0 && item.heatmap.row_axis !== "layers")
       sources.push({ title: "[" + s.index + "] " + item.name + " " + shapeText(item.shape), hm: item.heatmap, preferred: item.heatmap.head_axis >= 0 && !data.model });
   }));
   let hv = null;
