@@ -361,6 +361,17 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
         if (l == 0 && sc.previous >= best_prev) best_prev = sc.previous, best_prev_head = i;
       }
     s.table({"head", "previous", "induction", "self", "induction untrained", "job"}, rows);
+    // The same scores as layer x head maps, named as attn model names a checkpoint's head roles.
+    Mat prev_map = xt::empty<float>({kLayers, h}), ind_map = xt::empty<float>({kLayers, h});  // (layers, h)
+    for (std::size_t l = 0; l < kLayers; ++l)
+      for (std::size_t i = 0; i < h; ++i) {
+        const HeadScores sc = head_scores(held1.blocks[l].attn_weights, i, held);
+        prev_map(l, i) = static_cast<float>(sc.previous);
+        ind_map(l, i) = static_cast<float>(sc.induction);
+      }
+    s.layer_head_map("roles.previous_token", prev_map, {"layer 1", "layer 2"}, "previous-token score",
+                     report::Training::trained(steps));
+    s.layer_head_map("roles.induction", ind_map, {"layer 1", "layer 2"}, "induction score", report::Training::trained(steps));
     const HeadScores chance = uniform_head_scores(held);
     const double chance_ind = chance.induction, chance_prev = chance.previous;
     s.check("a layer-2 head is an induction head: it puts at least half its weight on the letter after the earlier "

@@ -32,11 +32,9 @@ Labels numbers(std::size_t n) {
   return l;
 }
 
-// A (L, h) map shown as a heatmap with layers down the side and heads along the top; its values
-// go to --dump and JSON, the text shows the picture.
+// A (L, h) map with the layers counted from 0.
 void show_map(report::Stage& s, const std::string& name, const xt::xtensor<float, 2>& map, const std::string& value) {
-  s.show(name, map, numbers(map.shape()[0]), numbers(map.shape()[1])).attention_weights({}, "layers", "heads", value);
-  std::get<report::TensorItem>(s.items.back()).values_printed = false;
+  s.layer_head_map(name, map, numbers(map.shape()[0]), value);
 }
 
 // A head spreading its weight evenly over the keys it may see: query t gives 1 / (t + 1) to each.

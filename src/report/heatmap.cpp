@@ -138,6 +138,7 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
       numeric = false;
   if (numeric) {
     Line tens, units;
+    bool any_tens = false;
     tens.pad_to(x0);
     units.pad_to(x0);
     for (std::size_t j = 0; j < l.cols.size(); ++j) {
@@ -148,10 +149,10 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
         units.add("~");
         continue;
       }
-      if (t.size() == 2) tens.add(t.substr(0, 1));
+      if (t.size() == 2) tens.add(t.substr(0, 1)), any_tens = true;
       units.add(t.substr(t.size() - 1));
     }
-    if (tens.width > x0) lines.push_back(tens);
+    if (any_tens) lines.push_back(tens);
     lines.push_back(units);
   }
   // The staircase: column j's label starts above column j, with ':' leading down from the labels

@@ -24,6 +24,14 @@ Stage& Stage::attention_weights(Training training, std::string rows, std::string
   throw std::logic_error("attention_weights(): the stage shows no tensor yet");
 }
 
+Stage& Stage::layer_head_map(std::string name, const Mat& map, Labels layers, std::string value, Training training) {
+  Labels heads;
+  for (std::size_t i = 0; i < map.shape()[1]; ++i) heads.push_back(std::to_string(i));
+  show(std::move(name), map, std::move(layers), std::move(heads)).attention_weights(training, "layers", "heads", std::move(value));
+  std::get<TensorItem>(items.back()).values_printed = false;
+  return *this;
+}
+
 Stage& Stage::show_shared(std::string name, Shape shape, std::shared_ptr<const void> owner, const float* data,
                           Labels rows, Labels cols) {
   std::size_t n = 1;

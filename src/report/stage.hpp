@@ -224,6 +224,10 @@ struct Stage {
   // weight"), made by weights that had learned what `training` says.
   Stage& attention_weights(Training training = {}, std::string rows = "queries", std::string cols = "keys",
                            std::string value = "attention weight");
+  // A score per layer and head (L, h), e.g. each head's previous-token score: drawn as a heatmap
+  // with `layers` down the side (their labels) and the heads 0..h-1 across, each value a `value`;
+  // the text shows the picture without the numbers (--dump and JSON keep them).
+  Stage& layer_head_map(std::string name, const Mat& map, Labels layers, std::string value, Training training = {});
   // A 1-D series shown as a compact text plot (TensorItem::curve_x), e.g. the loss per step.
   template <class E>
   Stage& curve(std::string name, const E& t, std::string x_name) {
