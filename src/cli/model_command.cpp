@@ -231,9 +231,11 @@ std::string model_limits_help() {
          n(kConfigMaxWidth) + ", layers " + n(kConfigMaxLayers) + ",\n  heads " + n(kConfigMaxHeads) + ", vocabulary " +
          n(kConfigMaxVocab) + ", context " + n(kConfigMaxContext) + "; the value scan holds one tensor\n"
          "  as float32 and is refused when that exceeds MemAvailable (/proc/meminfo).\n"
-         "A run (--text, --text-file, --ids; docs/model.md): at most the model's context and " + n(kModelMaxTokens) + " tokens;\n"
+         "A run (--text, --text-file, --ids, --probe; docs/model.md): at most the model's context and " + n(kModelMaxTokens) +
+         " tokens;\n"
          "  a shown layer's (1, h, T, T) weights at most " + n(kModelMaxShownAttention) + " bytes; one layer as float32, the\n"
-         "  activations and the shown tensors within MemAvailable.\n";
+         "  activations and the shown tensors within MemAvailable. Head roles and --query read every layer's\n"
+         "  (1, h, T, T) weights, at most " + n(kModelTracedAttention) + " bytes (longer: roles shown as -, --query refused).\n";
 }
 
 }  // namespace attn::cli
