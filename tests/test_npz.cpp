@@ -77,7 +77,8 @@ TEST_CASE("the archive holds exactly the dump's files, the same bytes, readable 
                                           "s03_row_sums.npy", "manifest.json"});
   CHECK(stored.size() == dump.size());
   for (const auto& [name, bytes] : dump) {
-    CAPTURE(name);
+    const std::string& file = name;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(file);
     REQUIRE(stored.count(name) == 1);
     CHECK(stored[name] == bytes);
   }

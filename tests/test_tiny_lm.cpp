@@ -194,8 +194,9 @@ TEST_CASE("a forward and backward pass into reused buffers equals one into fresh
   TinyLmGrads<float> g;
   // Same shape twice, then a smaller batch and shorter sequences, then the first shape again.
   for (const auto& [B, T] : {std::pair<std::size_t, std::size_t>{3, 7}, {3, 7}, {2, 4}, {3, 7}}) {
-    CAPTURE(B);
-    CAPTURE(T);
+    const std::size_t batch_size = B, tokens = T;  // clang 14 cannot capture a structured binding
+    CAPTURE(batch_size);
+    CAPTURE(tokens);
     const auto [ids, targets] = batch(B, T);
     tiny_lm_forward(m, ids, f);
     tiny_lm_backward(m, f, targets, g);

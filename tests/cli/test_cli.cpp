@@ -131,7 +131,8 @@ TEST_CASE("a lesson's own option: strict, ranged, refused by the lessons that do
        "--samples)\n"},
   };
   for (const auto& [args, message] : bad) {
-    CAPTURE(args.back());
+    const auto& last_arg = args.back();  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(last_arg);
     const auto r = attn_run(args);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
@@ -495,7 +496,8 @@ TEST_CASE("the articles' names where a lesson has no such size: one line with th
   for (const auto& [args, message] : refused) {
     std::vector<std::string> full = {"lesson"};
     full.insert(full.end(), args.begin(), args.end());
-    CAPTURE(message);
+    const auto& expected = message;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(expected);
     const auto r = attn_run(full);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
@@ -523,7 +525,8 @@ TEST_CASE("an unknown option: the nearest known one, or why attn lacks it") {
       {{"list", "--name"}, "attn: error: unknown option '--name' (did you mean '--names'?)\n"},
   };
   for (const auto& [args, message] : cases) {
-    CAPTURE(message);
+    const auto& expected = message;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(expected);
     const auto r = attn_run(args);
     CHECK(r.status == 2);
     CHECK(r.out.empty());

@@ -108,7 +108,8 @@ TEST_CASE("--dump writes every shown tensor and a manifest, the files load back 
   CHECK(json.out.find("\n[1/10] ") == std::string::npos);  // and no stage printed as text
   for (const auto& [name, file] : std::vector<std::pair<std::string, std::string>>{
            {"attn_weights", "s06_attn_weights.npy"}, {"masked", "s05_masked.npy"}, {"x", "s01_x.npy"}}) {
-    CAPTURE(name);
+    const auto& tensor_name = name;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(tensor_name);
     const auto from_json = json_values(json.out, name);
     const attn::NpyArray from_npy = attn::read_npy((dump / file).string());
     REQUIRE(from_json.size() == from_npy.values.size());

@@ -285,7 +285,8 @@ TEST_CASE("every lesson and preset: the JSON parses, and each setting entry is a
     CHECK(setting.size() == m.at("setting_text").size());  // one name per entry, none merged
     CHECK(setting.size() >= 2);
     for (const auto& [key, value] : setting.items()) {
-      CAPTURE(key);
+      const auto& setting_name = key;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+      CAPTURE(setting_name);
       CHECK(!key.empty());
       CHECK(key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos);
       const bool scalar = value.is_number() || value.is_boolean() || (value.is_string() && !value.get<std::string>().empty());

@@ -321,7 +321,8 @@ TEST_CASE("the summaries of make_more_models.py's cases (tests/data/models/READM
         "  biases             q, k, v\n"}},
   };
   for (const auto& [name, lines] : cases) {
-    CAPTURE(name);
+    const auto& checkpoint = name;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(checkpoint);
     const auto r = summary_of(name);
     CHECK(r.status == 0);
     CHECK(r.err.empty());

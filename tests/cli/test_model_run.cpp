@@ -256,7 +256,8 @@ TEST_CASE("attn model refusals: one line on stderr naming the option, status 2, 
     std::vector<std::string> argv = {kAttn, "model", llama};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto r = run(argv);
-    CAPTURE(args);
+    const auto& run_args = args;  // clang 14 cannot capture a structured binding (CAPTURE is a lambda)
+    CAPTURE(run_args);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
     CHECK_MESSAGE(r.err.find(message) != std::string::npos, r.err);

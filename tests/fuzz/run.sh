@@ -2,9 +2,9 @@
 # Fuzz one target for a while: tests/fuzz/run.sh TARGET SECONDS [BUILD_DIR]
 #   TARGET: npy, text_matrix, weights_dir, tokenizer_json, tokenize, safetensors or model_config
 #   (or "all": each for SECONDS)
-#   BUILD_DIR: a clang build with -DATTN_FUZZ=ON (default build-fuzz, configured and built here)
-# tests/fuzz/run.sh build [BUILD_DIR] configures and builds every target in one go and runs none
-# (.ci/run does, to time the build apart from the runs).
+#   BUILD_DIR: a clang build with -DATTN_FUZZ=ON (default build-fuzz, configured and built here);
+#   .ci/run passes build-asan, its sanitizer tree configured with -DATTN_FUZZ=ON as well.
+# tests/fuzz/run.sh build [BUILD_DIR] configures and builds every target in one go and runs none.
 # The checked-in seeds (tests/fuzz/TARGET/corpus) are read, never written: new inputs go to
 # BUILD_DIR/fuzz-corpus/TARGET. A crash is written to BUILD_DIR/fuzz-crashes/TARGET/ and the run
 # fails; copy the reproducer into tests/fuzz/TARGET/crashes/ with the fix, so that the ordinary

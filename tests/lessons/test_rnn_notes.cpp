@@ -93,7 +93,8 @@ TEST_CASE("bottleneck: what the notes say about the sensitivities holds in every
     CHECK(note.find("Both fall") == std::string::npos);  // the sentence some seeds contradicted
     for (const auto& [what, tensor_name] : {std::pair<std::string, std::string>{"The gradient", "||d c / d x_j||"},
                                             {"The replacement", "||c' - c||"}}) {
-      CAPTURE(what);
+      const std::string& measure = what;  // clang 14 cannot capture a structured binding
+      CAPTURE(measure);
       const auto& values = tensor(r, tensor_name).values;
       if (values.size() == 1) {
         CHECK(note.find(what + " has one word to measure.") != std::string::npos);
