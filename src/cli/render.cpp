@@ -22,7 +22,13 @@ namespace {
 std::string normal_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  std::string p = fs::weakly_canonical(fs::absolute(dir, ec), ec).lexically_normal().string();
+  const fs::path absolute = fs::absolute(dir, ec);
+  fs::path resolved = fs::weakly_canonical(absolute, ec);
+  // A path that cannot be resolved (a symbolic link loop, a directory attn may not enter) gives an
+  // empty path, which would read as "/" and so as the same directory as every other output: it
+  // is compared as written instead (the output's own check then names what is wrong with it).
+  if (ec || resolved.empty()) resolved = absolute;
+  std::string p = resolved.lexically_normal().string();
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   return p + "/";
 }

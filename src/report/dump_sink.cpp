@@ -73,7 +73,13 @@ void move_into_place(const fs::path& staged, const fs::path& target) {
 void check_dump_target(const std::string& dir) {
   std::error_code ec;
   const fs::path target(without_trailing_slash(dir));
-  if (fs::exists(target, ec)) {
+  // A symbolic link that leads nowhere (a loop, or a target that is gone) or a path attn may not
+  // look into: refused now, not after the lesson ran and its dump was staged.
+  const bool link = fs::is_symlink(fs::symlink_status(target, ec));
+  const bool reached = fs::exists(target, ec);
+  if (ec) throw std::runtime_error("cannot be reached: " + ec.message());
+  if (link && !reached) throw std::runtime_error("is a symbolic link to nothing (its target is gone)");
+  if (reached) {
     if (!fs::is_directory(target, ec)) throw std::runtime_error("exists and is not a directory");
     if (!fs::is_empty(target, ec) && !is_previous_dump(target))
       throw std::runtime_error("exists and is not a dump attn wrote (attn replaces only its own: manifest.json and .npy files)");

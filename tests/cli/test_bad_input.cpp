@@ -296,8 +296,14 @@ TEST_CASE("bad input: output locations are checked before the work, and a refuse
   write_file(tmp / "file", "x");
   fs::create_directories(tmp.path / "full");
   write_file(tmp / "full/keep", "x");
+  fs::create_symlink("loop", tmp.path / "loop");        // a link to itself
+  fs::create_symlink("gone", tmp.path / "dangling");    // a link to nothing
   const std::vector<Case> cases = {
       {{"lesson", "causal", "--dump", ""}, {"--dump needs a directory"}},
+      {{"lesson", "causal", "--dump", tmp / "loop"}, {"--dump", "cannot be reached"}},  // before the lesson runs
+      {{"lesson", "causal", "--dump", tmp / "dangling"}, {"--dump", "symbolic link to nothing"}},
+      // Not "the same directory as --svg": an unresolvable path is compared as written.
+      {{"lesson", "causal", "--svg", tmp / "pics", "--dump", tmp / "loop/inner"}, {"--dump", "Too many levels of symbolic links"}},
       {{"lesson", "causal", "--svg", ""}, {"--svg", "an empty path"}},
       {{"lesson", "causal", "--dump", tmp / "file"}, {"--dump", "not a directory"}},
       {{"lesson", "causal", "--dump", tmp / "full"}, {"--dump", "not a dump attn wrote"}},  // a learner's files
