@@ -1,8 +1,6 @@
 #include "report/dump_sink.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -92,7 +90,7 @@ void check_dump_target(const std::string& dir) {
 StagedDump::StagedDump(const Report& report, const std::string& command, const std::string& dir) {
   check_dump_target(dir);
   const fs::path target = fs::absolute(fs::path(without_trailing_slash(dir)));
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  const fs::path tmp = staging_path(target.string());
   target_ = target.string();
   tmp_ = tmp.string();
   // What failed, said about DIR: the temporary name would only puzzle the learner. The destructor

@@ -1,7 +1,5 @@
 #include "report/html_sink.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -461,48 +459,18 @@ std::string html_page(const Report& report, const HtmlOptions& o) {
   return page;
 }
 
-void check_html_target(const std::string& path) {
-  if (without_trailing_slash(path) != path)
-    throw std::runtime_error("ends in '/', so it names a directory; give a file name such as out/causal.html");
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (fs::is_directory(st)) throw std::runtime_error("is a directory; give a file name such as " + (fs::path(path) / "causal.html").string());
-  if (fs::exists(st) && !fs::is_regular_file(st)) throw std::runtime_error("exists and is not a regular file");
-  check_parent_writable(path);
-}
+void check_html_target(const std::string& path) { check_file_target(path, "causal.html"); }
 
 StagedHtml::StagedHtml(const std::string& page, const std::string& path) {
   check_html_target(path);
-  const fs::path target = fs::absolute(fs::path(path));
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  target_ = target.string();
-  tmp_ = tmp.string();
-  made_parents_ = make_parents(target_);
+  file_.emplace(path);  // the missing parents made; removed again with the file unless committed
   errno = 0;
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  std::ofstream out(file_->tmp(), std::ios::binary | std::ios::trunc);
   if (out) out.write(page.data(), static_cast<std::streamsize>(page.size()));
   if (out) out.close();
-  if (!out) {
-    const int err = errno ? errno : EIO;
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    remove_if_empty(made_parents_);
-    throw std::runtime_error("could not write " + path + ": " + std::strerror(err));
-  }
+  if (!out) throw std::runtime_error("could not write " + path + ": " + std::strerror(errno ? errno : EIO));
 }
 
-void StagedHtml::commit() {
-  std::error_code ec;
-  fs::rename(tmp_, target_, ec);
-  if (ec) throw std::runtime_error("could not move the page into place: " + ec.message());
-  committed_ = true;
-}
-
-StagedHtml::~StagedHtml() {
-  if (committed_) return;
-  std::error_code ec;
-  fs::remove(tmp_, ec);
-  remove_if_empty(made_parents_);
-}
+void StagedHtml::commit() { file_->commit("page"); }
 
 }  // namespace attn::report

@@ -15,10 +15,12 @@
 // run; what they leave out is said on the page.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "report/stage.hpp"
+#include "report/staging.hpp"
 
 namespace attn::report {
 
@@ -68,15 +70,10 @@ void check_html_target(const std::string& path);
 class StagedHtml {
  public:
   StagedHtml(const std::string& page, const std::string& path);
-  ~StagedHtml();
-  StagedHtml(const StagedHtml&) = delete;
-  StagedHtml& operator=(const StagedHtml&) = delete;
   void commit();
 
  private:
-  std::string target_, tmp_;
-  std::vector<std::string> made_parents_;
-  bool committed_ = false;
+  std::optional<StagedFile> file_;  // made once the checks passed
 };
 
 }  // namespace attn::report

@@ -9,10 +9,11 @@
 // half-way leaves nothing), and a PATH that is a directory is refused.
 #pragma once
 
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "report/stage.hpp"
+#include "report/staging.hpp"
 
 namespace attn::report {
 
@@ -28,15 +29,10 @@ void check_npz_target(const std::string& path);
 class StagedNpz {
  public:
   StagedNpz(const Report& report, const std::string& command, const std::string& path);
-  ~StagedNpz();
-  StagedNpz(const StagedNpz&) = delete;
-  StagedNpz& operator=(const StagedNpz&) = delete;
   void commit();
 
  private:
-  std::string target_, tmp_;
-  std::vector<std::string> made_parents_;  // directories created above `path`, outermost first
-  bool committed_ = false;
+  std::optional<StagedFile> file_;  // made once the checks passed
 };
 
 // Writes the archive of `report` to `path` atomically (see above).
