@@ -21,8 +21,6 @@ constexpr std::size_t kRanked = 5;       // heads listed per role
 constexpr std::size_t kQueryRanked = 10; // links listed by --query
 constexpr std::size_t kLensColumns = 7;  // positions in the logit lens's grid: 80 columns
 
-std::string num(double v, int decimals) { return std::isnan(v) ? "-" : report::fixed(v, decimals); }
-
 // "5.1": layer 5, head 1, both from 0 (TransformerLens's and outputs.attentions' counting).
 std::string head_id(std::size_t layer, std::size_t head) { return std::to_string(layer) + "." + std::to_string(head); }
 
@@ -46,6 +44,8 @@ HeadRoleScores uniform_scores(std::size_t T, const std::vector<InductionPair>& p
 }
 
 }  // namespace
+
+std::string fixed_or_dash(double v, int decimals) { return std::isnan(v) ? "-" : report::fixed(v, decimals); }
 
 void head_roles_stage(report::Report& out, const RoleMaps& maps, const std::vector<InductionPair>& pairs,
                       const TokenNames& tokens, std::size_t probe) {
@@ -89,8 +89,8 @@ void head_roles_stage(report::Report& out, const RoleMaps& maps, const std::vect
     });
     std::string list;
     for (std::size_t k = 0; k < std::min(kRanked, order.size()); ++k)
-      list += (k ? ", " : "") + head_id(order[k].second / h, order[k].second % h) + " " + num(order[k].first, 2);
-    ranked.push_back({role.title, num(chance.*role.score, 2), list.empty() ? "-" : list});
+      list += (k ? ", " : "") + head_id(order[k].second / h, order[k].second % h) + " " + fixed_or_dash(order[k].first, 2);
+    ranked.push_back({role.title, fixed_or_dash(chance.*role.score, 2), list.empty() ? "-" : list});
     if (role.map) show_map(s, role.name, map, std::string(role.title) + " score");
     else s.keep(role.name, map);
   }
@@ -164,15 +164,15 @@ void query_stage(report::Report& out, const Ten3& rows, std::size_t q, std::opti
       // where else this head looks from the query: its largest weight and the key it falls on
       const float* row = rows.data() + (n * h + i) * T;
       const std::size_t best = static_cast<std::size_t>(std::max_element(row, row + q + 1) - row);
-      table.push_back({std::to_string(r + 1), head_id(n, i), num(order[r].first, 3),
-                       best == k ? "this key" : std::to_string(best) + " " + tokens.pieces[best] + " " + num(row[best], 3)});
+      table.push_back({std::to_string(r + 1), head_id(n, i), fixed_or_dash(order[r].first, 3),
+                       best == k ? "this key" : std::to_string(best) + " " + tokens.pieces[best] + " " + fixed_or_dash(row[best], 3)});
     }
     s.table({"rank", "layer.head", "weight", "the head's largest weight"}, table);
     const double even = 1.0 / double(q + 1);
     std::size_t above = 0;
     for (const auto& o : order) above += o.first > 2 * even;
     s.note("Ranked by the weight " + qn + " puts on key " + std::to_string(k) + " " + tokens.pieces[k] + ". Spread evenly over its " +
-           std::to_string(q + 1) + " keys a head would give " + num(even, 3) + "; " + std::to_string(above) + " of " +
+           std::to_string(q + 1) + " keys a head would give " + fixed_or_dash(even, 3) + "; " + std::to_string(above) + " of " +
            std::to_string(L * h) + " heads give more than twice that. --layer " + std::to_string(order[0].second / h) +
            " --head " + std::to_string(order[0].second % h) + " shows the strongest in full.");
     return;
@@ -190,7 +190,7 @@ void query_stage(report::Report& out, const Ten3& rows, std::size_t q, std::opti
   std::vector<std::vector<std::string>> table;
   for (std::size_t r = 0; r < std::min(kQueryRanked, links.size()); ++r) {
     const std::size_t k = links[r].second % T, nh = links[r].second / T;
-    table.push_back({std::to_string(r + 1), head_id(nh / h, nh % h), std::to_string(k) + " " + tokens.pieces[k], num(links[r].first, 3)});
+    table.push_back({std::to_string(r + 1), head_id(nh / h, nh % h), std::to_string(k) + " " + tokens.pieces[k], fixed_or_dash(links[r].first, 3)});
   }
   if (!table.empty()) s.table({"rank", "layer.head", "key", "weight"}, table);
   // Per layer: the key the heads agree on most (mean over heads), leaving out nothing.
@@ -205,8 +205,8 @@ void query_stage(report::Report& out, const Ten3& rows, std::size_t q, std::opti
     for (std::size_t i = 0; i < h; ++i)
       for (std::size_t kk = 1; kk < q; ++kk)
         if (rows(n, i, kk) > bw) bw = rows(n, i, kk), bi = i, bk = kk;
-    per_layer.push_back({std::to_string(n), std::to_string(k) + " " + tokens.pieces[k], num(mean[k], 3),
-                         q > 1 ? "head " + std::to_string(bi) + ": " + std::to_string(bk) + " " + tokens.pieces[bk] + " " + num(bw, 3) : "-"});
+    per_layer.push_back({std::to_string(n), std::to_string(k) + " " + tokens.pieces[k], fixed_or_dash(mean[k], 3),
+                         q > 1 ? "head " + std::to_string(bi) + ": " + std::to_string(bk) + " " + tokens.pieces[bk] + " " + fixed_or_dash(bw, 3) : "-"});
   }
   s.table({"layer", "key with most weight (mean over heads)", "weight", "strongest other link"}, per_layer);
   s.note(q > 1 ? "The ranked links leave out key 0, where many heads put most of their weight whatever the text (the attention "
@@ -214,11 +214,9 @@ void query_stage(report::Report& out, const Ten3& rows, std::size_t q, std::opti
                : "The query is one of the first two tokens: there is no key besides the first and itself.");
 }
 
-LogitLens logit_lens(const Ten3& normed, const std::vector<std::size_t>& answers, const Mat& answer_rows,
+LogitLens logit_lens(const Mat& x, const std::vector<std::size_t>& answers, const Mat& answer_rows,
                      const LogitBlocks& logits_of) {
-  const std::size_t L = normed.shape()[0], T = normed.shape()[1], d = normed.shape()[2], R = L * T;
-  Mat x = xt::empty<float>({R, d});  // (L * T, d): every layer's rows at once, one pass over the head
-  std::copy(normed.begin(), normed.end(), x.begin());
+  const std::size_t R = x.shape()[0], d = x.shape()[1], T = answers.size(), L = R / T;
   // The answer's logit at every row first, (L * T, d) . (T, d)[r % T]: the ranks below need it.
   std::vector<double> answer(R, 0.0);
   for (std::size_t r = 0; r < R; ++r)
@@ -278,8 +276,8 @@ void logit_lens_stage(report::Report& out, const LogitLens& lens, const std::vec
     settled = n;
   }
   for (std::size_t n = 0; n < L; ++n)
-    rows.push_back({std::to_string(n), piece_of(static_cast<std::size_t>(lens.top_id(n, t))), num(lens.top_p(n, t), 3),
-                    num(lens.answer_p(n, t), 3), std::to_string(static_cast<std::size_t>(lens.answer_rank(n, t)))});
+    rows.push_back({std::to_string(n), piece_of(static_cast<std::size_t>(lens.top_id(n, t))), fixed_or_dash(lens.top_p(n, t), 3),
+                    fixed_or_dash(lens.answer_p(n, t), 3), std::to_string(static_cast<std::size_t>(lens.answer_rank(n, t)))});
   s.table({"layer", "top token after " + tokens.labels[t], "p", "p of " + answer, "its rank"}, rows);
   const double worst = std::abs(double(lens.top_id(L - 1, t)) - double(answers[t])) +
                        std::abs(double(lens.answer_p(L - 1, t)) - answer_p_model[t]);

@@ -25,6 +25,9 @@
 
 namespace attn::cli {
 
+// A measured number with `decimals` decimals, or "-" for NaN (a score or a layer not measured).
+std::string fixed_or_dash(double v, int decimals);
+
 // The prompt's tokens as a stage names them.
 struct TokenNames {
   const std::vector<std::string>& pieces;  // quoted: "\" bank\"", or <id N>
@@ -63,9 +66,10 @@ struct LogitLens {
   xt::xtensor<float, 2> answer_rank;      // (L, T) its rank, 1 = first
 };
 using LogitBlocks = std::function<void(const Mat& x, const std::function<void(std::size_t r0, std::size_t n, const float* z)>& visit)>;
-// normed (L, T, d): each layer's output after the final norm; answers (T,): the model's own top
-// token at each position; answer_rows (T, d): the head's rows of those tokens.
-LogitLens logit_lens(const Ten3& normed, const std::vector<std::size_t>& answers, const Mat& answer_rows,
+// normed (L * T, d): each layer's output after the final norm, layer after layer, all read in one
+// pass over the head; answers (T,): the model's own top token at each position; answer_rows
+// (T, d): the head's rows of those tokens.
+LogitLens logit_lens(const Mat& normed, const std::vector<std::size_t>& answers, const Mat& answer_rows,
                      const LogitBlocks& logits_of);
 void logit_lens_stage(report::Report& out, const LogitLens& lens, const std::vector<std::size_t>& answers,
                       const std::vector<double>& answer_p_model, const TokenNames& tokens,

@@ -251,8 +251,6 @@ Glance glance(const Ten4& w, const std::vector<HeadRoleScores>& roles, const Ten
   return g;
 }
 
-std::string num(double v, int decimals) { return std::isnan(v) ? "-" : report::fixed(v, decimals); }
-
 // ---------------------------------------------------------------------------------------------
 // Sizes and memory, checked before any layer runs.
 
@@ -264,7 +262,7 @@ std::uint64_t run_bytes(const ModelConfig& c, std::size_t T, std::size_t shown, 
   const std::uint64_t kept = shown * (std::uint64_t(T) * (8 * d + 3 * qd + 6 * kvd) * 4 + 2 * tt);
   const std::uint64_t attentions = keep_attentions ? std::uint64_t(c.layers) * tt : 0;
   const std::uint64_t logits = 2 * std::uint64_t(T) * c.vocab * 4 + 4096 * d * 4;
-  // --logit-lens: every layer's output, normed, and a copy as one matrix, and its block of logits
+  // --logit-lens: every layer's output, the normed (L * T, d) matrix, room for one more, and a block of logits
   const std::uint64_t lens_bytes = lens ? 3 * std::uint64_t(c.layers) * T * d * 4 + std::uint64_t(c.layers) * T * 4096 * 4 : 0;
   // The stages copy what they show (the report owns its values): the kept tensors twice.
   return layer_bytes + acts + 3 * tt + 2 * kept + 2 * attentions + logits + lens_bytes;
@@ -464,8 +462,8 @@ void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, c
                                 : "a = x / sqrt(mean(x^2) + eps) * input_layernorm.weight   # eps " + eps + ", in float32");
     s.in(x_name, x);
     s.show(m.norm1, t.normed, tok);
-    s.note("Every token's vector is rescaled on its own (mean |x| " + num(mean_row_norm(x), 2) + " before, " +
-           num(mean_row_norm(t.normed), 2) + " after), so the layer sees vectors of a steady size however large the residual stream grows.");
+    s.note("Every token's vector is rescaled on its own (mean |x| " + fixed_or_dash(mean_row_norm(x), 2) + " before, " +
+           fixed_or_dash(mean_row_norm(t.normed), 2) + " after), so the layer sees vectors of a steady size however large the residual stream grows.");
   }
   {
     auto& s = out_.stage(title + "queries, keys and values",
@@ -518,8 +516,8 @@ void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, c
     check_rows_sum_to_one(s, "attn_weights", t.attn_weights);
     if (T > 1)
       s.note("Averaged over the " + H + " heads and the queries after the first, the first token " + p_.pieces.front() +
-             " gets weight " + num(g.first_weight, 3) + " (uniform would give " +
-             num([&] { double u = 0; for (std::size_t q = 1; q < T; ++q) u += 1.0 / double(q + 1); return u / double(T - 1); }(), 3) +
+             " gets weight " + fixed_or_dash(g.first_weight, 3) + " (uniform would give " +
+             fixed_or_dash([&] { double u = 0; for (std::size_t q = 1; q < T; ++q) u += 1.0 / double(q + 1); return u / double(T - 1); }(), 3) +
              "). " + std::to_string(g.first_heads) + " of " + H + " heads put their largest weight on it for most queries, " +
              std::to_string(g.prev_heads) + " on the token just before.");
     // The strongest link between two different tokens that are not the first: what a head ties together.
@@ -534,7 +532,7 @@ void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, c
     if (best >= 0)
       s.note("Leaving out the first token and the one just before, the strongest weight is head " + std::to_string(bi) +
              ": query " + std::to_string(bq) + " " + p_.pieces[bq] + " -> key " + std::to_string(bk) + " " + p_.pieces[bk] +
-             ", " + num(best, 3) + ". --head N draws one head; --svg DIR writes every head as a picture.");
+             ", " + fixed_or_dash(best, 3) + ". --head N draws one head; --svg DIR writes every head as a picture.");
   }
   {
     auto& s = out_.stage(title + "context, output projection and residual",
@@ -542,8 +540,8 @@ void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, c
                              "attn_out = " + (gpt2() ? "c_proj(context)" : "o_proj(context)") + "; residual = x + attn_out");
     s.in(m.attn + "attn_weights", t.attn_weights).in(m.attn + "v", t.v).in(x_name, x);
     s.show(m.attn + "context", t.context, tok).show(m.o, t.attn_out, tok).show(m.base + "residual", t.residual, tok);
-    s.note("Attention adds to the residual stream, it does not replace it: mean |attn_out| " + num(mean_row_norm(t.attn_out), 2) +
-           " against mean |x| " + num(mean_row_norm(x), 2) + ".");
+    s.note("Attention adds to the residual stream, it does not replace it: mean |attn_out| " + fixed_or_dash(mean_row_norm(t.attn_out), 2) +
+           " against mean |x| " + fixed_or_dash(mean_row_norm(x), 2) + ".");
   }
   {
     auto& s = out_.stage(title + "MLP and second residual",
@@ -554,7 +552,7 @@ void ModelRun::layer_stages(std::size_t n, const Ten3& x, const LayerTrace& t, c
     s.in(m.base + "residual", t.residual);
     s.show(m.norm2, t.mlp_normed, tok).show(m.mlp, t.mlp_out, tok).show(m.base.substr(0, m.base.size() - 1), t.output, tok);
     s.note("The MLP works on each token alone, " + std::to_string(c_.intermediate) + " wide inside; mean |output| " +
-           num(mean_row_norm(t.output), 2) + " leaves this layer for the next.");
+           fixed_or_dash(mean_row_norm(t.output), 2) + " leaves this layer for the next.");
   }
 }
 
@@ -565,8 +563,8 @@ void ModelRun::overview_stage() {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t n = 0; n < L; ++n) {
     const Glance& g = glances_[n];
-    rows.push_back({std::to_string(n), std::to_string(n + 1), num(g.hidden_norm, 2), num(g.entropy, 3),
-                    g.measured ? num(g.entropy_min, 2) + ".." + num(g.entropy_max, 2) : "-", num(g.first_weight, 3),
+    rows.push_back({std::to_string(n), std::to_string(n + 1), fixed_or_dash(g.hidden_norm, 2), fixed_or_dash(g.entropy, 3),
+                    g.measured ? fixed_or_dash(g.entropy_min, 2) + ".." + fixed_or_dash(g.entropy_max, 2) : "-", fixed_or_dash(g.first_weight, 3),
                     g.measured ? std::to_string(g.prev_heads) : "-", shown_[n] ? "yes" : ""});
   }
   s.table({"layer", "from 1", "mean |out|", "entropy", "heads min..max", "w on token 0", "prev-token heads", "shown"}, rows);
@@ -644,7 +642,7 @@ std::pair<std::vector<std::size_t>, std::vector<double>> ModelRun::head_stages(c
 
 void ModelRun::logit_lens_stages(const std::vector<std::size_t>& answers, const std::vector<double>& answer_p) {
   const std::size_t L = c_.layers, T = p_.ids.size(), d = c_.hidden;
-  Ten3 normed = xt::empty<float>({L, T, d});  // (L, T, d): every layer's output through the final norm
+  Mat normed = xt::empty<float>({L * T, d});  // (L * T, d): every layer's output through the final norm
   for (std::size_t n = 0; n < L; ++n) {
     Ten3 one = xt::empty<float>({std::size_t{1}, T, d});  // (1, T, d)
     std::copy_n(layer_outputs_.data() + n * T * d, T * d, one.data());

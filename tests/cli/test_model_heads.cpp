@@ -10,14 +10,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "io/npy.hpp"
+#include "model_cases.hpp"
 #include "process.hpp"
 #include "scratch.hpp"
 
 namespace fs = std::filesystem;
-using attn::testing::read_file;
 using attn::testing::run;
 using attn::testing::TempDir;
 
@@ -26,21 +25,10 @@ namespace {
 const std::string kAttn = ATTN_BINARY;
 const std::string kModels = std::string(ATTN_TEST_DATA) + "/models";
 
-struct Case {
-  std::string name;
-  std::string ids;
-};
+using Case = attn::testing::ModelCase;
+using attn::testing::id_list;
 
-std::vector<Case> cases() {
-  const auto j = nlohmann::json::parse(read_file(kModels + "/models.json"));
-  std::vector<Case> out;
-  for (const auto& c : j.at("cases")) {
-    std::string ids;
-    for (long id : c.at("ids").get<std::vector<long>>()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-    out.push_back({c.at("case").get<std::string>(), ids});
-  }
-  return out;
-}
+std::vector<Case> cases() { return attn::testing::model_cases(kModels); }
 
 // Equal within `bound`, NaN where PyTorch has NaN (a score with nothing to average).
 void expect_close(const std::string& what, const attn::NpyArray& got, const attn::NpyArray& expected, float bound) {
@@ -70,7 +58,7 @@ TEST_CASE("head roles and the logit lens of every fixture checkpoint match PyTor
     const std::string dir = kModels + "/" + c.name;
     TempDir tmp("attn-model-heads");
     const fs::path dump = tmp.path / "dump";
-    const auto r = run({kAttn, "model", dir, "--ids", c.ids, "--layer", "none", "--logit-lens", "--dump", dump.string()});
+    const auto r = run({kAttn, "model", dir, "--ids", id_list(c.ids), "--layer", "none", "--logit-lens", "--dump", dump.string()});
     REQUIRE_MESSAGE(r.status == 0, r.err);
     for (const char* role : {"previous_token", "first_token", "self", "entropy", "induction"}) {
       const fs::path expected = fs::path(dir) / "expected" / (std::string("roles_") + role + ".npy");
@@ -119,7 +107,7 @@ TEST_CASE("--probe induction draws the ids torch.randint draws, after bos_token_
 TEST_CASE("--query and --key read the expected attention weights of every layer") {
   // gpt2_context_limit's ids: position 10 is the second <id 60>, position 2 the token after its first.
   const std::string dir = kModels + "/gpt2_context_limit";
-  const std::string ids = cases().at(0).ids;
+  const std::string ids = id_list(cases().at(0).ids);
   REQUIRE(cases().at(0).name == "gpt2_context_limit");
   TempDir tmp("attn-model-query");
   const auto r = run({kAttn, "model", dir, "--ids", ids, "--layer", "none", "--query", "10", "--key", "2", "--dump",
@@ -147,7 +135,7 @@ TEST_CASE("--query and --key read the expected attention weights of every layer"
 
 TEST_CASE("the head options refuse what they cannot do, one line each") {
   const std::string dir = kModels + "/gpt2_context_limit";
-  const std::string ids = cases().at(0).ids;
+  const std::string ids = id_list(cases().at(0).ids);
   struct Bad {
     std::vector<std::string> args;
     std::string says;

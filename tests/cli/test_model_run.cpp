@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/npy.hpp"
+#include "model_cases.hpp"
 #include "process.hpp"
 #include "scratch.hpp"
 #include "zip_reader.hpp"
@@ -33,23 +34,10 @@ namespace {
 const std::string kAttn = ATTN_BINARY;
 const std::string kModels = std::string(ATTN_TEST_DATA) + "/models";
 
-struct Case {
-  std::string name;
-  std::vector<long> ids;
-};
+using Case = attn::testing::ModelCase;
+using attn::testing::id_list;
 
-std::vector<Case> cases() {
-  const auto j = nlohmann::json::parse(read_file(kModels + "/models.json"));
-  std::vector<Case> out;
-  for (const auto& c : j.at("cases")) out.push_back({c.at("case").get<std::string>(), c.at("ids").get<std::vector<long>>()});
-  return out;
-}
-
-std::string id_list(const std::vector<long>& ids) {
-  std::string s;
-  for (long id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
-}
+std::vector<Case> cases() { return attn::testing::model_cases(kModels); }
 
 // The expected tensor's name -> the name attn writes it under (docs/model.md, "Names").
 std::map<std::string, std::string> names(const std::string& dir) {
