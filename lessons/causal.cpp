@@ -182,6 +182,9 @@ std::string row_outcome(const Mat& weights, std::size_t row) {
 // The last row of the first batch entry in words: the token it weights most, and how much.
 std::string last_row_sentence(const Ten3& w, const report::Labels& tok, bool copies) {
   const std::size_t T = w.shape()[1];
+  for (std::size_t j = 0; j < T; ++j)
+    if (std::isnan(w(0, T - 1, j)))
+      return "Here the last row (\"" + tok[T - 1] + "\") holds nan, so it weights no token at all.";
   std::size_t best = 0;
   for (std::size_t j = 1; j < T; ++j)
     if (w(0, T - 1, j) > w(0, T - 1, best)) best = j;

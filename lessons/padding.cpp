@@ -510,7 +510,7 @@ void lesson_padding(const LessonOptions& opts, report::Report& out) {
                         "self_weights_fill = softmax(self_scores.masked_fill(self_mask.bool(), fill), dim=-1)   "
                         "# fill = -inf, -1e9, -1e6");
     s.in("self_scores", self_scores).in("self_mask", self_inf.mask);
-    s.show("self_weights_inf", self_inf.attn_weights, p.src_rows).attention_weights();
+    s.show("self_weights_inf", self_inf.attn_weights, p.src_rows).attention_weights().nan_from_masked_rows();
     s.show("self_weights_1e9", self_1e9.attn_weights, p.src_rows).attention_weights();
     s.show("self_weights_d2l", self_d2l.attn_weights, p.src_rows).attention_weights();
     std::size_t nan_mismatch = 0;  // rows where "holds NaN" differs from "fully masked"

@@ -97,11 +97,15 @@ TEST_CASE("every weight above 0 leaves a mark, however small") {
   CHECK(contains(render_heatmap(t, {}), "   Your |@@..        |\n"));
 }
 
-TEST_CASE("a fully masked row (NaN) is drawn as ?? and explained, not a crash") {
+TEST_CASE("a NaN row is drawn as ?? with the cause the tensor carries, not a crash") {
   TensorItem t = causal_weights();
   for (int j = 0; j < 6; ++j) t.values[5 * 6 + j] = std::nanf("");
+  // No cause known: the legend claims none.
+  const std::string bare = render_heatmap(t, {});
+  CHECK(contains(bare, "   step |????????????|\n"));
+  CHECK(contains(bare, "?? is nan\n"));
+  t.nan_cause = attn::report::kMaskedRowNan;
   const std::string h = render_heatmap(t, {});
-  CHECK(contains(h, "   step |????????????|\n"));
   CHECK(contains(h, "?? is nan: a row with nothing to attend to (0/0)\n"));
   // All NaN: still a picture.
   for (float& v : t.values) v = std::nanf("");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "report/manifest.hpp"
+#include "report/nonfinite.hpp"
 #include "report/stage.hpp"
 #include "report/text_sink.hpp"
 
@@ -322,7 +323,7 @@ TEST_CASE("NaN fails every check, whichever way the bound points") {
   CHECK(check_text(c) == "check FAILED: rows sum to 1 (max |sum - 1| = nan, not <= 1e-06)");
 }
 
-TEST_CASE("a question answers yes or no and explains a no, it never fails the lesson") {
+TEST_CASE("a question answers yes or no and explains a no, and NaN leaves it unanswered") {
   Report r;
   r.stage("a").question("do the fills agree here?", "max |diff|", 0.0, Relation::AtMost, 0.0, "scores are huge");
   r.stage("b").question("do the fills agree here?", "max |diff|", 1.0, Relation::AtMost, 0.0, "scores are huge");
@@ -331,10 +332,25 @@ TEST_CASE("a question answers yes or no and explains a no, it never fails the le
   CHECK(check_text(only_check(r.stages()[0])) == "question: do the fills agree here? yes (max |diff| = 0.00e+00 <= 0)");
   CHECK(check_text(only_check(r.stages()[1])) ==
         "question: do the fills agree here? no (max |diff| = 1 > 0): scores are huge");
-  // NaN without a reason from the lesson gets a generic one; the lesson's own wins.
-  CHECK(contains(check_text(only_check(r.stages()[2])), "no (max |diff| = nan, not <= 0): the tensors compared hold NaN"));
-  CHECK(contains(check_text(only_check(r.stages()[3])), "no (max |diff| = nan, not <= 0): scores overflowed"));
-  CHECK(attn::report::failed_checks(r).empty());
+  // NaN answers neither yes nor no, whatever reason the lesson gave for a no, and fails the run.
+  CHECK(check_text(only_check(r.stages()[2])) ==
+        "question UNANSWERED: do the fills agree here? (max |diff| = nan, not <= 0): the numbers compared hold "
+        "NaN, so the question has no answer");
+  CHECK(check_text(only_check(r.stages()[3])) == check_text(only_check(r.stages()[2])));
+  CHECK(attn::report::unanswered(only_check(r.stages()[2])));
+  CHECK_FALSE(attn::report::unanswered(only_check(r.stages()[1])));
+  const auto failed = attn::report::failed_checks(r);
+  REQUIRE(failed.size() == 2);
+  CHECK(failed[0].stage == 3);
+  CHECK(failed[1].stage == 4);
+  // A NaN bound prints as "nan", never printf's "-nan".
+  Report b;
+  b.stage("e").question("same?", "max |diff|", 0.5, Relation::AtLeast, -std::nan(""));
+  CHECK(check_text(only_check(b.stages()[0])) ==
+        "question UNANSWERED: same? (max |diff| = 0.5, not >= nan): the numbers compared hold NaN, so the "
+        "question has no answer");
+  CHECK(attn::report::fixed(-std::nan(""), 4) == "nan");
+  CHECK(attn::report::scientific(-std::numeric_limits<double>::infinity(), 2) == "-inf");
 }
 
 TEST_CASE("failed_checks lists the failed invariants with their stages, in order") {
@@ -445,4 +461,86 @@ TEST_CASE("a manifest without values lists names and shapes, and version 3's set
   CHECK(contains(j, "\"mode\": \"none\""));
   CHECK_FALSE(contains(j, "\"file\""));
   CHECK_FALSE(contains(j, "\"values\": ["));
+}
+
+namespace {
+
+Mat two_by_three(const std::vector<float>& v) {
+  Mat m({2, 3});
+  std::copy(v.begin(), v.end(), m.begin());
+  return m;
+}
+
+// A report with x, then scores, then weights, each (2, 3); `scores` and `weights` as given.
+Report nan_run(const std::vector<float>& scores, const std::vector<float>& weights) {
+  Report r;
+  r.stage("input").show("x", two_by_three({1, 2, 3, 4, 5, 6}));
+  r.stage("scores").show("scores", two_by_three(scores));
+  r.stage("softmax").show("weights", two_by_three(weights)).attention_weights();
+  return r;
+}
+
+using attn::report::Item;
+using attn::report::NoteItem;
+using attn::report::TensorItem;
+
+const TensorItem& tensor_of(const Stage& s, std::size_t k) {
+  std::size_t seen = 0;
+  for (const Item& item : s.items)
+    if (const auto* t = std::get_if<TensorItem>(&item))
+      if (seen++ == k) return *t;
+  throw std::logic_error("no such tensor");
+}
+
+std::size_t notes_in(const Stage& s) {
+  std::size_t n = 0;
+  for (const Item& item : s.items) n += std::holds_alternative<NoteItem>(item) ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("explain_nonfinite names an overflow where inf first appears") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  Report r = nan_run({1, inf, 2, 3, 4, 5}, {nan, nan, nan, 0.2f, 0.3f, 0.5f});
+  attn::report::explain_nonfinite(r, false);
+  CHECK(tensor_of(r.stages()[2], 0).nan_cause == "an overflow to inf, first in `scores` [0, 1] (stage 2)");
+  REQUIRE(notes_in(r.stages()[1]) == 1);
+  CHECK(notes_in(r.stages()[2]) == 0);
+  CHECK(contains(std::get<NoteItem>(r.stages()[1].items.back()).text, "Overflow: `scores` holds inf (first at [0, 1])"));
+}
+
+TEST_CASE("explain_nonfinite calls NaN under an all -inf row a masked row, and adds no note") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  Report r = nan_run({1, 2, 3, -inf, -inf, -inf}, {0.2f, 0.3f, 0.5f, nan, nan, nan});
+  attn::report::explain_nonfinite(r, false);
+  CHECK(tensor_of(r.stages()[2], 0).nan_cause == attn::report::kMaskedRowNan);
+  CHECK(notes_in(r.stages()[1]) + notes_in(r.stages()[2]) == 0);
+  // Only one row masked, the other NaN too: not every NaN row is explained by a mask.
+  Report part = nan_run({1, 2, 3, -inf, -inf, -inf}, {nan, nan, nan, nan, nan, nan});
+  attn::report::explain_nonfinite(part, false);
+  CHECK(tensor_of(part.stages()[2], 0).nan_cause == "made from finite values, first in `weights` [0, 0] (stage 3)");
+  CHECK(notes_in(part.stages()[2]) == 1);
+}
+
+TEST_CASE("explain_nonfinite keeps a lesson's masked-row cause unless the input or an overflow made the NaN") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  Report r = nan_run({1, 2, 3, 4, 5, 6}, {0.2f, 0.3f, 0.5f, nan, nan, nan});
+  r.stages_to_annotate()[2].nan_from_masked_rows();  // the lesson masked row 1 on purpose
+  attn::report::explain_nonfinite(r, false);
+  CHECK(tensor_of(r.stages()[2], 0).nan_cause == attn::report::kMaskedRowNan);
+  CHECK(notes_in(r.stages()[2]) == 0);
+  Report over = nan_run({inf, 2, 3, 4, 5, 6}, {nan, nan, nan, nan, nan, nan});
+  over.stages_to_annotate()[2].nan_from_masked_rows();
+  attn::report::explain_nonfinite(over, false);
+  CHECK(contains(tensor_of(over.stages()[2], 0).nan_cause, "an overflow to inf"));
+  Report input = nan_run({1, 2, 3, 4, 5, 6}, {nan, nan, nan, nan, nan, nan});
+  input.stages_to_annotate()[2].nan_from_masked_rows();
+  attn::report::explain_nonfinite(input, true);
+  CHECK(tensor_of(input.stages()[2], 0).nan_cause == "from the input's nan or inf (kept by --allow-nonfinite)");
+  // Finite everywhere: nothing said, nothing set.
+  Report fine = nan_run({1, 2, 3, 4, 5, 6}, {0.2f, 0.3f, 0.5f, 0.2f, 0.3f, 0.5f});
+  attn::report::explain_nonfinite(fine, false);
+  CHECK(tensor_of(fine.stages()[2], 0).nan_cause.empty());
+  CHECK(notes_in(fine.stages()[1]) + notes_in(fine.stages()[2]) == 0);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/step.hpp"
+#include "report/text_width.hpp"
 #include "report/text_sink.hpp"
 
 using namespace attn::report;
@@ -104,6 +105,17 @@ TEST_CASE("footer text: the last stage ends, a narrow terminal gets a short form
   CHECK(step_footer(4, 9, 80) == "stage 4/9 \u00b7 n next \u00b7 p back \u00b7 q quit");
   CHECK(step_footer(9, 9, 80) == "stage 9/9 \u00b7 n end \u00b7 p back \u00b7 q quit");
   CHECK(step_footer(4, 9, 20) == "4/9 \u00b7 n p q");
+}
+
+TEST_CASE("a footer never wraps, however narrow the terminal: a 10-column one keeps the keys") {
+  // A footer one column too wide wraps, scrolls the screen a line and pushes the heading off.
+  CHECK(step_footer(4, 14, 10) == "4/14 n p q");
+  CHECK(page_footer(6, 14, 1, 18, 57, 10, false, false) == "6/14 1-18");
+  for (std::size_t width = 1; width <= 60; ++width) {
+    CAPTURE(width);
+    CHECK(attn::report::display_width(step_footer(12, 14, width)) <= width);
+    CHECK(attn::report::display_width(page_footer(12, 14, 100, 118, 1057, width, false, false)) <= width);
+  }
 }
 
 // --- paging: a stage taller than the window ------------------------------------------------------

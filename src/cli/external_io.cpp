@@ -1,5 +1,9 @@
 #include "cli/external_io.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "io/npy.hpp"
@@ -85,6 +89,11 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
     const std::string problem = fs::exists(dir, ec) ? "not a directory" : "no such directory";
     throw UsageError("cannot read " + flag, flag, "a directory of .npy files", "'" + dir + "' (" + problem + ")");
   }
+  // A directory attn may not list or enter would otherwise look empty ("holds none of the expected
+  // files"): name the permission instead.
+  if (::access(dir.c_str(), R_OK | X_OK) != 0)
+    throw UsageError("cannot read " + flag, flag, "a directory of .npy files attn may read",
+                     "'" + dir + "' (" + std::strerror(errno) + ")");
   std::string listed;
   for (const auto& name : names) {
     listed += (listed.empty() ? "" : ", ") + name + ".npy";

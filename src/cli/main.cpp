@@ -31,6 +31,7 @@
 #include "lesson_kit/registry.hpp"
 #include "lesson_kit/shared_options.hpp"
 #include "report/heatmap.hpp"
+#include "report/nonfinite.hpp"
 #include "report/html_sink.hpp"
 #include "report/manifest.hpp"
 #include "report/svg_sink.hpp"
@@ -427,14 +428,16 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
     lesson->run(opts, report);
     opts.progress = nullptr;
   }
+  // NaN and inf: where they came from (the input, an overflow, a fully masked row), said in the
+  // stage they first appear in and in the heatmaps' legends, before --stage picks stages.
+  const std::vector<std::string> input_nonfinite = attn::cli::nonfinite_notes(opts);
+  attn::report::explain_nonfinite(report, !input_nonfinite.empty());
   // --stage: only the selected stages go on (refused here, before any output, when the lesson has
   // fewer stages or no title holds the words).
   attn::cli::select_stages(report, output);
   // --allow-nonfinite: the first stage shown says where the kept NaN and inf are.
-  // The report owns its stages (not const); Report only hands them out read-only.
   if (!report.stages().empty())
-    for (const auto& note : attn::cli::nonfinite_notes(opts))
-      const_cast<attn::report::Stage&>(report.stages().front()).note(note);
+    for (const auto& note : input_nonfinite) report.stages_to_annotate().front().note(note);
 
   attn::cli::render(report, output);
 

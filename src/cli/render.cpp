@@ -209,9 +209,13 @@ int failed_checks_status(const report::Report& report) {
   if (failed.empty()) return 0;
   std::cout.flush();
   for (const auto& f : failed)
-    std::cerr << "attn: check failed in stage " << f.stage << ": " << f.check->text << " (" << f.check->measure << " = "
-              << report::measured(f.check->value) << ", required "
-              << (f.check->relation == report::Relation::AtMost ? "<= " : ">= ") << f.check->bound << ")\n";
+    if (report::unanswered(*f.check))
+      std::cerr << "attn: question unanswered in stage " << f.stage << ": " << f.check->text << " ("
+                << f.check->measure << " = " << report::measured(f.check->value) << ")\n";
+    else
+      std::cerr << "attn: check failed in stage " << f.stage << ": " << f.check->text << " (" << f.check->measure
+                << " = " << report::measured(f.check->value) << ", required "
+                << (f.check->relation == report::Relation::AtMost ? "<= " : ">= ") << f.check->bound << ")\n";
   return kExitCheckFailed;
 }
 

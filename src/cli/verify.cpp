@@ -129,10 +129,12 @@ int verify(const VerifyOptions& options, std::ostream& out) {
         for (const auto& item : s.items) {
           const auto* c = std::get_if<report::CheckItem>(&item);
           if (!c) continue;
-          if (c->question) (c->passed ? t.yes : t.no) += 1;
-          else (c->passed ? t.passed : t.failed) += 1;
+          // An unanswered question (its measure is NaN) counts as a failed check.
+          if (report::fails_run(*c)) t.failed += 1;
+          else if (c->question) (c->passed ? t.yes : t.no) += 1;
+          else t.passed += 1;
           const std::string where = command + ": [" + std::to_string(s.index) + "] " + report::check_text(*c);
-          if (!c->question && !c->passed) failures.push_back("FAILED  " + where);
+          if (report::fails_run(*c)) failures.push_back("FAILED  " + where);
           else if (options.list) out << "  " << where << "\n";
         }
     }

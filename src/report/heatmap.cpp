@@ -232,7 +232,7 @@ std::string legend(const PanelSet& set, const Layout& l, std::size_t width, cons
   if (!notes.empty()) out += wrap(notes, width, "", "  ");
   // One line (or more, wrapped) per further mark, so each reads on its own.
   if (set.has_flat_row) out += wrap("a row with one value throughout is drawn mid-scale", width, "", "  ");
-  if (set.has_nan) out += wrap("?? is nan: a row with nothing to attend to (0/0)", width, "", "  ");
+  if (set.has_nan) out += wrap("?? is nan" + (set.nan_cause.empty() ? "" : ": " + set.nan_cause), width, "", "  ");
   if (left_out)
     out += wrap("~ stands for rows or columns left out (" + std::to_string(set.rows) + " x " +
                     std::to_string(set.cols) + " in all)",

@@ -308,7 +308,9 @@ std::string table_json(const TableItem& tb) {
 }
 
 std::string check_json(const CheckItem& c) {
-  return std::string("{\"kind\":\"check\",\"question\":") + (c.question ? "true" : "false") + ",\"passed\":" +
+  // An unanswered question is drawn as a failed check: it fails the run as one does.
+  return std::string("{\"kind\":\"check\",\"question\":") + (c.question && !unanswered(c) ? "true" : "false") +
+         ",\"passed\":" +
          (c.passed ? "true" : "false") + ",\"line\":" + json_string(check_text(c)) + "}";
 }
 

@@ -95,14 +95,14 @@ std::string number(double v, const char* format = "%.9g") {
 
 // {"kind": "check", "text": ..., "measure": ..., "value": ..., "relation": "<=", "bound": ...,
 //  "passed": true, "line": "check passed: ..."}; a question has kind "question", "answer" yes/no
-// and "because" when the answer is no.
+// (or "none" when its measure is NaN: it then fails the run) and "because" when the answer is not yes.
 std::string check_json(const CheckItem& c) {
   std::string j = "{\"kind\": " + std::string(c.question ? "\"question\"" : "\"check\"") +
                   ", \"text\": " + json_string(c.text) + ", \"measure\": " + json_string(c.measure) +
                   ", \"value\": " + number(c.value, "%.17g") + ", \"relation\": " +
                   (c.relation == Relation::AtMost ? "\"<=\"" : "\">=\"") + ", \"bound\": " + number(c.bound, "%.17g") +
                   ", \"passed\": " + (c.passed ? "true" : "false");
-  if (c.question) j += std::string(", \"answer\": ") + (c.passed ? "\"yes\"" : "\"no\"");
+  if (c.question) j += std::string(", \"answer\": ") + (unanswered(c) ? "\"none\"" : c.passed ? "\"yes\"" : "\"no\"");
   if (!c.because.empty()) j += ", \"because\": " + json_string(c.because);
   return j + ", \"line\": " + json_string(check_text(c)) + "}";
 }
@@ -384,7 +384,7 @@ std::string manifest_json(const Header& header, const std::string& command, cons
   std::size_t passed = 0, failed = 0, questions = 0;
   for (const Stage& s : stages)
     for (const Item& item : s.items)
-      if (const auto* c = std::get_if<CheckItem>(&item)) (c->question ? questions : c->passed ? passed : failed) += 1;
+      if (const auto* c = std::get_if<CheckItem>(&item)) (fails_run(*c) ? failed : c->question ? questions : passed) += 1;
   j += "  \"checks\": {\"passed\": " + std::to_string(passed) + ", \"failed\": " + std::to_string(failed) +
        ", \"questions\": " + std::to_string(questions) + "},\n";
   // Says how to read "tensors": where their values are, and which carry only a summary.

@@ -94,6 +94,7 @@ PanelSet panels_of(const TensorItem& t, const PanelView& view) {
   set.col_labels = labels_or_indices(rank >= 2 ? t.col_labels : (t.col_labels.empty() ? t.row_labels : t.col_labels),
                                      set.cols);
 
+  set.nan_cause = t.nan_cause;
   // The shared scale covers the panels drawn (one head, or the mean, when the view picks those).
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const Panel& panel : set.panels)

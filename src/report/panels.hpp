@@ -50,7 +50,8 @@ struct PanelSet {
   std::vector<Panel> panels;
   Labels row_labels, col_labels;  // cleaned labels; indices "0", "1", ... when the tensor has none
   double lo = 0.0, hi = 1.0;      // the shared scale
-  bool has_nan = false;           // a fully masked row gives NaN weights (0/0)
+  bool has_nan = false;           // some value is NaN (drawn ??); TensorItem::nan_cause says why
+  std::string nan_cause;          // the tensor's nan_cause
   bool per_row = false;           // HeatmapScale::row: Panel::row_lo/row_hi are the scale
   bool auto_row = false;          // per_row chosen by HeatmapScale::automatic: every weight near uniform
   bool has_flat_row = false;      // per_row, and some row has one value throughout (drawn mid-scale)

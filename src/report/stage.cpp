@@ -24,6 +24,15 @@ Stage& Stage::attention_weights(Training training, std::string rows, std::string
   throw std::logic_error("attention_weights(): the stage shows no tensor yet");
 }
 
+Stage& Stage::nan_from_masked_rows() {
+  for (auto it = items.rbegin(); it != items.rend(); ++it)
+    if (auto* t = std::get_if<TensorItem>(&*it)) {
+      t->nan_cause = kMaskedRowNan;
+      return *this;
+    }
+  throw std::logic_error("nan_from_masked_rows(): the stage shows no tensor yet");
+}
+
 Stage& Stage::layer_head_map(std::string name, const Mat& map, Labels layers, std::string value, Training training) {
   Labels heads;
   for (std::size_t i = 0; i < map.shape()[1]; ++i) heads.push_back(std::to_string(i));
@@ -74,6 +83,10 @@ bool holds(double value, Relation relation, double bound) {
   return relation == Relation::AtMost ? value <= bound : value >= bound;
 }
 
+bool unanswered(const CheckItem& c) { return c.question && (std::isnan(c.value) || std::isnan(c.bound)); }
+
+bool fails_run(const CheckItem& c) { return c.question ? unanswered(c) : !c.passed; }
+
 Stage& Stage::check(std::string claim, std::string measure, double value, Relation relation, double bound) {
   CheckItem c;
   c.text = clean_label(claim);
@@ -92,10 +105,12 @@ Stage& Stage::question(std::string question, std::string measure, double value, 
   check(std::move(question), std::move(measure), value, relation, bound);
   CheckItem& c = std::get<CheckItem>(items.back());
   c.question = true;
-  // NaN answers every comparison with no; a lesson that gives no reason gets that one.
-  if (!c.passed)
-    c.because = because_no.empty() && std::isnan(value) ? "the tensors compared hold NaN, and NaN equals nothing"
-                                                         : clean_label(because_no);
+  // A NaN measure answers neither yes nor no (unanswered): the lesson's reason for a no is not
+  // the reason here.
+  if (unanswered(c))
+    c.because = "the numbers compared hold NaN, so the question has no answer";
+  else if (!c.passed)
+    c.because = clean_label(because_no);
   return *this;
 }
 
@@ -171,12 +186,15 @@ std::string check_text(const CheckItem& c, char keep) {
   // The comparison as it came out: "<=" when it holds, "> 1e-06" when it does not.
   const bool at_most = c.relation == Relation::AtMost;
   char bound[32];
-  std::snprintf(bound, sizeof bound, "%.3g", c.bound);
+  if (std::isfinite(c.bound)) std::snprintf(bound, sizeof bound, "%.3g", c.bound);
+  else std::snprintf(bound, sizeof bound, "%s", measured(c.bound).c_str());  // never "-nan"
+
   const std::string held = std::string(at_most ? " <= " : " >= ") + bound;
-  const std::string broken = std::isnan(c.value) ? std::string(", not") + held
+  const std::string broken = std::isnan(c.value) || std::isnan(c.bound) ? std::string(", not") + held
                                                  : std::string(at_most ? " > " : " < ") + bound;
   std::string numbers = "(" + c.measure + " = " + measured(c.value) + (c.passed ? held : broken) + ")";
   std::replace(numbers.begin(), numbers.end(), ' ', keep);
+  if (unanswered(c)) return "question UNANSWERED: " + c.text + " " + numbers + ": " + c.because;
   if (c.question)
     return "question: " + c.text + (c.passed ? " yes " : " no ") + numbers +
            (c.passed || c.because.empty() ? "" : ": " + c.because);
@@ -188,17 +206,19 @@ std::vector<FailedCheck> failed_checks(const Report& report) {
   for (const Stage& s : report.stages())
     for (const Item& item : s.items)
       if (const auto* c = std::get_if<CheckItem>(&item))
-        if (!c->question && !c->passed) out.push_back({s.index, c});
+        if (fails_run(*c)) out.push_back({s.index, c});
   return out;
 }
 
 std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return measured(v);  // "nan", not printf's "-nan"
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 
 std::string scientific(double v, int digits) {
+  if (!std::isfinite(v)) return measured(v);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*e", digits, v);
   return buf;

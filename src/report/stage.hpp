@@ -132,7 +132,13 @@ struct TensorItem {
   // lesson's names repeat from stage to stage); a model run names every tensor after its module
   // ("model.layers.3.self_attn.q"), unique in the run, and writes it under that name.
   std::string file_name = {};
+  // Why it holds NaN, for a heatmap's legend ("a row with nothing to attend to (0/0)", "an
+  // overflow to inf, first in ..."), set by explain_nonfinite; empty when no cause is known.
+  std::string nan_cause = {};
 };
+
+// The heatmap legend's cause for NaN from a fully masked row.
+inline constexpr const char* kMaskedRowNan = "a row with nothing to attend to (0/0)";
 
 struct NoteItem {
   std::string text;  // narration: why this stage matters; wrapped by the sink
@@ -152,7 +158,8 @@ enum class Relation { AtMost, AtLeast };  // value <= bound, value >= bound
 // 1"): when it fails, the lesson still prints everything, then says so on stderr and exits with
 // status 3. A question is asked of this run's numbers where the answer depends on the input ("do
 // -1e9 and -inf give the same weights here?"): yes and no are both honest answers, `because`
-// (computed by the lesson) explains a no, and the exit status does not change. NaN never passes.
+// (computed by the lesson) explains a no, and the exit status does not change. NaN never passes,
+// and a question whose measure (or bound) is NaN has no answer: it fails the run as a check does.
 struct CheckItem {
   bool question = false;
   std::string text;     // the claim, or the question
@@ -166,6 +173,10 @@ struct CheckItem {
 
 // value <= bound (or >=); false for NaN.
 bool holds(double value, Relation relation, double bound);
+// A question measured as NaN: neither yes nor no.
+bool unanswered(const CheckItem& c);
+// A failed invariant or an unanswered question: the run ends with status 3.
+bool fails_run(const CheckItem& c);
 
 using Item = std::variant<TensorItem, NoteItem, TableItem, CheckItem>;
 
@@ -222,6 +233,9 @@ struct Stage {
   // Marks the tensor shown last as attention weights, which picture sinks draw as heatmaps: its
   // rows are `rows` (queries), its columns `cols` (keys), each value a `value` ("attention
   // weight"), made by weights that had learned what `training` says.
+  // The last tensor shown is NaN where a row has every key masked (softmax's 0/0), on purpose:
+  // explain_nonfinite keeps that cause unless the inputs held NaN or the scores overflowed.
+  Stage& nan_from_masked_rows();
   Stage& attention_weights(Training training = {}, std::string rows = "queries", std::string cols = "keys",
                            std::string value = "attention weight");
   // A score per layer and head (L, h), e.g. each head's previous-token score: drawn as a heatmap
@@ -281,6 +295,8 @@ class Report {
   bool keep_values = true;
   Stage& stage(std::string title, std::string equation = "");
   const std::deque<Stage>& stages() const { return stages_; }
+  // For a pass over the finished lesson that adds to its stages (the notes on NaN and inf).
+  std::deque<Stage>& stages_to_annotate() { return stages_; }
   // How many stages the lesson made, including those keep_stages set aside: the N of "[5/N]".
   std::size_t total_stages() const { return header.shown.empty() ? stages_.size() : header.of; }
   // After the lesson ran (--stage): keeps only the stages numbered in `numbers` (1-based,
@@ -318,7 +334,8 @@ std::string check_text(const CheckItem& check, char keep = ' ');
 // A measured value as checks print it: "0.00e+00", "0.112", "5.96e-08", "nan".
 std::string measured(double value);
 
-// The invariants that failed, with the stage each belongs to (questions never fail).
+// The invariants that failed and the questions left unanswered (fails_run), with the stage each
+// belongs to.
 struct FailedCheck {
   std::size_t stage;
   const CheckItem* check;

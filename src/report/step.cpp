@@ -1,6 +1,8 @@
 #include "report/step.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "report/text_width.hpp"
 
@@ -44,6 +46,15 @@ StageText cut(const std::string& text) {
   return t;
 }
 
+// The first of `forms` (longest first) that fits in `width` columns; else the last one cut to
+// the width. A footer that wrapped would scroll the screen by a line and push the heading off a
+// short terminal. The shortest forms are ASCII, so cutting by bytes is cutting by columns.
+std::string fit_footer(const std::vector<std::string>& forms, std::size_t width) {
+  for (const std::string& f : forms)
+    if (display_width(f) <= width) return f;
+  return forms.back().substr(0, std::max<std::size_t>(width, 1));
+}
+
 std::string reverse_video(const std::string& footer, bool on) { return on ? "\x1b[7m" + footer + "\x1b[0m" : footer; }
 
 }  // namespace
@@ -56,8 +67,7 @@ std::string step_footer(std::size_t stage, std::size_t total, std::size_t width,
   const std::string where = std::to_string(stage) + "/" + std::to_string(total);
   const std::string full = "stage " + where + " \u00b7 n " + (last ? "end" : "next") +
                            " \u00b7 p back \u00b7 q quit";
-  if (display_width(full) <= width) return full;
-  return where + " \u00b7 n p q";
+  return fit_footer({full, where + " \u00b7 n p q", where + " n p q", where}, width);
 }
 
 std::string page_footer(std::size_t stage, std::size_t total, std::size_t first, std::size_t last,
@@ -67,8 +77,9 @@ std::string page_footer(std::size_t stage, std::size_t total, std::size_t first,
   const std::string next = !last_page ? "more" : last_stage ? "end" : "next";
   const std::string full = "stage " + where + " \u00b7 lines " + range + " of " + std::to_string(lines) +
                            " \u00b7 n " + next + " \u00b7 p back \u00b7 q quit";
-  if (display_width(full) <= width) return full;
-  return where + " " + range + "/" + std::to_string(lines) + " \u00b7 n p q";
+  return fit_footer({full, where + " " + range + "/" + std::to_string(lines) + " \u00b7 n p q",
+                     where + " " + range + " n p q", where + " " + range, where},
+                    width);
 }
 
 std::vector<std::size_t> page_starts(const std::vector<std::size_t>& rows, std::size_t budget) {

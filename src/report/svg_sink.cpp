@@ -445,7 +445,7 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
   o += "</g>\n";
   if (set.has_nan)
     o += "<text x=\"" + num(margin) + "\" y=\"" + num(height - 14) + "\" font-size=\"11\" fill=\"#b00020\">" +
-         "grey cells are nan: a row with every score masked has nothing to attend to (0/0)</text>\n";
+         xml("grey cells are nan" + (set.nan_cause.empty() ? "" : ": " + set.nan_cause)) + "</text>\n";
   o += "</svg>\n";
   return o;
 }

@@ -3,6 +3,8 @@
 // with one line naming the file; a refused dump leaves nothing behind.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "io/npy.hpp"
@@ -573,6 +576,72 @@ TEST_CASE("--allow-nonfinite passes NaN and inf through, and the first stage say
         std::string::npos);
   // Without a file to apply to, the flag is refused like any option that would do nothing.
   check_refused({"causal", "--allow-nonfinite"}, {"--allow-nonfinite has no file to apply to"});
+}
+
+TEST_CASE("NaN narration: an overflow is named as one, sentences hold no -nan, a NaN question fails the run") {
+  TempDir tmp;
+  // Every value 1e30 is finite, but the scores (about 1e60) are not: an overflow, not a masked row.
+  write_file(tmp.path / "big.npy", npy_of({6, 3}, std::vector<float>(18, 1e30f)));
+  const auto big = attn_run({"lesson", "causal", "--input", (tmp.path / "big.npy").string()});
+  CAPTURE(big.err);
+  CHECK(big.status == 3);
+  const std::string out = one_spaced(big.out);
+  CHECK(out.find("Overflow: `attn_scores` holds inf (first at [0, 0]) though every value before it is finite") !=
+        std::string::npos);
+  CHECK(out.find("?? is nan: an overflow to inf, first in `attn_scores` [0, 0] (stage 3)") != std::string::npos);
+  CHECK(out.find("nothing to attend to") == std::string::npos);  // no row was masked whole
+  CHECK(out.find("-nan") == std::string::npos);
+  CHECK(out.find("Here the last row (\"t6\") holds nan, so it weights no token at all.") != std::string::npos);
+  CHECK(out.find("question: ") == std::string::npos);  // every question's measure is NaN: none answered yes or no
+  CHECK(out.find("question UNANSWERED: do the two routes give the same attn_weights here?") != std::string::npos);
+  CHECK(big.err.find("attn: question unanswered in stage 7: do the two routes give the same attn_weights here?") !=
+        std::string::npos);
+
+  // inf in out_proj, kept: the mistake's question cannot be answered, and the run says so (status 3).
+  const auto dump = attn_run({"lesson", "heads", "--dump", (tmp.path / "d").string()});
+  REQUIRE(dump.status == 0);
+  fs::create_directories(tmp.path / "w");
+  for (const char* n : {"W_query", "W_key", "W_value"}) {
+    const attn::NpyArray w = attn::read_npy((tmp.path / "d" / (std::string("s02_") + n + "_weight.npy")).string());
+    write_file(tmp.path / "w" / (std::string(n) + ".npy"), npy_of(w.shape, w.values));
+  }
+  const attn::NpyArray o = attn::read_npy((tmp.path / "d" / "s02_out_proj_weight.npy").string());
+  std::vector<float> proj = o.values;
+  proj[0] = std::numeric_limits<float>::infinity();
+  write_file(tmp.path / "w" / "out_proj.npy", npy_of(o.shape, proj));
+  const auto inf = attn_run({"lesson", "heads", "--weights", (tmp.path / "w").string(), "--weights-layout", "torch",
+                             "--allow-nonfinite"});
+  CAPTURE(inf.err);
+  CHECK(inf.status == 3);
+  CHECK(one_spaced(inf.out).find("question UNANSWERED: does the mistake change the output here?") != std::string::npos);
+  CHECK(one_spaced(inf.out).find("-nan") == std::string::npos);
+  CHECK(inf.err.find("attn: question unanswered in stage") != std::string::npos);
+}
+
+TEST_CASE("an unreadable --weights directory is named as unreadable, not as empty") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "locked");
+  write_file(tmp.path / "locked" / "W_query.npy", npy_of({3, 2}, std::vector<float>(6, 0.5f)));
+  fs::permissions(tmp.path / "locked", fs::perms::none);
+  fs::permissions(tmp.path, fs::perms::all);  // others may reach it, to be refused at "locked"
+  std::vector<std::string> args{kAttn, "lesson", "causal", "--weights", (tmp.path / "locked").string()};
+  // Root reads any directory: run attn as nobody there (setpriv is util-linux's, on every Debian).
+  if (::geteuid() == 0) {
+    if (!fs::exists("/usr/bin/setpriv")) {
+      MESSAGE("skipped: running as root without /usr/bin/setpriv");
+      fs::permissions(tmp.path / "locked", fs::perms::owner_all);
+      return;
+    }
+    args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  }
+  const auto r = run(args);
+  fs::permissions(tmp.path / "locked", fs::perms::owner_all);  // so that TempDir can remove it
+  CAPTURE(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("attn: error: cannot read --weights") == 0);
+  CHECK(r.err.find("(Permission denied)") != std::string::npos);
+  CHECK(r.err.find("none of the expected") == std::string::npos);
 }
 
 TEST_CASE("weights with no values, and biases a lesson would ignore, are refused") {
