@@ -1,8 +1,10 @@
 #include "cli/exercises.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/inotify.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +13,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -119,13 +123,18 @@ enum class Output { Capture, Discard };
 
 struct RunLimits {
   int timeout_s = 0;                // wall-clock seconds; 0: none
-  std::uint64_t memory_bytes = 0;   // address space (RLIMIT_AS); 0: none
+  std::uint64_t memory_bytes = 0;   // address space of each process (RLIMIT_AS); 0: none
+  std::size_t max_processes = 0;    // the child and what it started, running at once; 0: no limit
+  bool gentle_stop = false;         // SIGTERM first, then SIGKILL (a build: make deletes half-written files)
 };
 
 struct Child {
   int status = -1;             // exit status, or 128 + signal
   bool timed_out = false;
   bool reader_gone = false;    // `live` stopped taking output: the child was stopped
+  bool too_many = false;       // more than max_processes at once: everything was stopped
+  std::size_t left_running = 0;  // processes still running after the child itself ended (all stopped)
+  std::uint64_t peak_bytes = 0;  // the child's largest address space (VmPeak), read when the clock stopped it
   std::string output;          // stdout and stderr together (Capture), cut to its beginning and end
   std::string marker;          // the cut marker, "" when nothing was cut
 };
@@ -135,58 +144,216 @@ struct Child {
 constexpr std::size_t kHeadBytes = 16 * 1024;
 constexpr std::size_t kTailBytes = 4 * 1024;
 
-// Stops the child's whole process group (a build runs make and compilers): SIGTERM first, so
-// make deletes a half-written target and the build tree stays as it was; SIGKILL after a grace.
-void stop_group(pid_t pid, int& wstatus) {
-  kill(-pid, SIGTERM);
-  for (int i = 0; i < 200; ++i) {  // up to 2 s
-    if (waitpid(pid, &wstatus, WNOHANG) == pid) {
-      kill(-pid, SIGKILL);  // anything of the group still left
-      return;
+// How long output is still read after the child has ended: what it wrote just before is in the
+// pipe already; a process it left behind that keeps the pipe open is not waited for.
+constexpr auto kDrainGrace = std::chrono::milliseconds(200);
+// How often the processes the child started are counted.
+constexpr auto kCountEvery = std::chrono::milliseconds(100);
+// Threads the child may add to its user's count (RLIMIT_NPROC counts threads of the real user).
+constexpr rlim_t kExtraThreads = 1024;
+
+// ---- the processes a check started ----------------------------------------------------------
+//
+// A child that calls setsid() leaves the process group, and one whose parent ends is handed to
+// init: neither a group kill nor waitpid sees it. While a check runs, attn is a child subreaper
+// (prctl), so every orphan below it is handed to attn instead, and /proc lists each process with
+// its parent: the processes a check started are exactly those below attn that were not there
+// before it.
+
+struct ProcessEntry {
+  pid_t pid = 0, parent = 0;
+  bool zombie = false;  // ended, not yet reaped by its parent
+};
+
+// Every process in /proc with its parent.
+std::vector<ProcessEntry> process_parents() {
+  std::vector<ProcessEntry> parents;
+  DIR* dir = opendir("/proc");
+  if (!dir) return parents;
+  while (const dirent* entry = readdir(dir)) {
+    const char* name = entry->d_name;
+    if (name[0] < '1' || name[0] > '9') continue;
+    char path[sizeof entry->d_name + 16];
+    std::snprintf(path, sizeof path, "/proc/%s/stat", name);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and ')', so the last ')' ends it.
+    const char* close_paren = std::strrchr(buf, ')');
+    if (!close_paren) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) continue;
+    parents.push_back({static_cast<pid_t>(std::atoi(name)), static_cast<pid_t>(ppid), state == 'Z'});
+  }
+  closedir(dir);
+  return parents;
+}
+
+// attn's own children now, before a check starts one.
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> kids;
+  const pid_t self = getpid();
+  for (const auto& p : process_parents())
+    if (p.parent == self) kids.push_back(p.pid);
+  return kids;
+}
+
+// Every process below attn, except the subtrees of `before` (children it had before the check),
+// and without the zombies (ended, not yet reaped) unless asked for.
+std::vector<pid_t> started_processes(const std::vector<pid_t>& before, bool zombies = false) {
+  const auto all = process_parents();
+  std::vector<pid_t> found;
+  std::vector<pid_t> frontier = {getpid()};
+  while (!frontier.empty()) {
+    const pid_t parent = frontier.back();
+    frontier.pop_back();
+    for (const auto& p : all) {
+      if (p.parent != parent) continue;
+      if (parent == getpid() && std::find(before.begin(), before.end(), p.pid) != before.end()) continue;
+      if (zombies || !p.zombie) found.push_back(p.pid);
+      frontier.push_back(p.pid);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return found;
+}
+
+// SIGKILLs every process the check started and reaps those handed to attn, until none is left
+// (a process forking while it is killed leaves children, found on the next round). Gives up
+// after 5 s, which only a process stuck in the kernel takes.
+void kill_started(const std::vector<pid_t>& before) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    const auto found = started_processes(before, true);
+    if (found.empty() || std::chrono::steady_clock::now() > give_up) return;
+    for (pid_t p : found) kill(p, SIGKILL);
+    bool reaped = false;
+    for (pid_t p : found)
+      if (waitpid(p, nullptr, WNOHANG) == p) reaped = true;  // only attn's own children; others fail
+    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+// The largest address space `pid` has had (VmPeak in /proc/<pid>/status), in bytes; 0 when unknown.
+std::uint64_t peak_address_space(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmPeak:", 0) == 0) return std::strtoull(line.c_str() + 7, nullptr, 10) * 1024;  // "VmPeak: 123 kB"
+  return 0;
+}
+
+// Threads of the real user `uid` now, as the kernel counts them for RLIMIT_NPROC.
+rlim_t user_threads(uid_t uid) {
+  rlim_t threads = 0;
+  DIR* dir = opendir("/proc");
+  if (!dir) return 0;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    std::ifstream status(std::string("/proc/") + entry->d_name + "/status");
+    bool mine = false;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Uid:", 0) == 0) mine = std::strtoul(line.c_str() + 4, nullptr, 10) == uid;
+      if (line.rfind("Threads:", 0) == 0) {
+        if (mine) threads += std::strtoul(line.c_str() + 8, nullptr, 10);
+        break;
+      }
+    }
+  }
+  closedir(dir);
+  return threads;
+}
+
+// Stops the child's whole process group (a build runs make and compilers). A gentle stop sends
+// SIGTERM first, so make deletes a half-written target and the build tree stays as it was, and
+// SIGKILL after a grace; otherwise SIGKILL at once. Returns the child's wait status.
+int stop_group(pid_t pid, bool gentle) {
+  int wstatus = 0;
+  if (gentle) {
+    kill(-pid, SIGTERM);
+    for (int i = 0; i < 200; ++i) {  // up to 2 s
+      if (waitpid(pid, &wstatus, WNOHANG) == pid) {
+        kill(-pid, SIGKILL);  // anything of the group still left
+        return wstatus;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   kill(-pid, SIGKILL);
   waitpid(pid, &wstatus, 0);
+  return wstatus;
 }
 
 // The child runs in its own process group, out of reach of the terminal's Ctrl-C: while it runs,
-// a signal that ends attn ends the child's group first, so nothing is left running unwatched.
+// a signal that ends attn kills the child's group at once and is noted; run_child then stops
+// everything else the child started, and attn dies of the signal as it would have.
 volatile std::sig_atomic_t g_child_group = 0;
-extern "C" void stop_child_then_die(int sig) {
+volatile std::sig_atomic_t g_child_signal = 0;
+extern "C" void stop_child_note_signal(int sig) {
   if (g_child_group > 0) kill(-static_cast<pid_t>(g_child_group), SIGKILL);
-  std::signal(sig, SIG_DFL);
-  raise(sig);
+  g_child_signal = sig;
 }
 
-struct GroupGuard {
+// The handlers above, for the length of one child.
+struct ChildGuard {
   static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
   void (*old[4])(int) = {};
-  explicit GroupGuard(pid_t group) {
+  explicit ChildGuard(pid_t group) {
     g_child_group = group;
-    for (int i = 0; i < 4; ++i) old[i] = std::signal(kSignals[i], stop_child_then_die);
+    g_child_signal = 0;
+    for (int i = 0; i < 4; ++i) old[i] = std::signal(kSignals[i], stop_child_note_signal);
   }
-  ~GroupGuard() {
+  ~ChildGuard() {
     for (int i = 0; i < 4; ++i) std::signal(kSignals[i], old[i]);
     g_child_group = 0;
   }
 };
 
+// attn as the child subreaper, for the length of one child: the orphans below it come to it.
+struct Subreaper {
+  int old = 0;
+  Subreaper() {
+    prctl(PR_GET_CHILD_SUBREAPER, &old);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+  }
+  ~Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, old); }
+  Subreaper(const Subreaper&) = delete;
+  Subreaper& operator=(const Subreaper&) = delete;
+};
+
 // Runs argv[0] (an absolute path) without a shell, so paths with spaces need no quoting, in its
 // own process group, within `limits`. Its output is cut to its beginning and end; with `live`,
-// the beginning is passed on as it arrives.
+// the beginning is passed on as it arrives. When it returns, nothing the child started is
+// running any more.
 Child run_child(const std::vector<std::string>& argv, Output mode, const RunLimits& limits, std::ostream* live = nullptr,
                 const std::string& who = "the program") {
+  const Subreaper subreaper;
+  const std::vector<pid_t> before = own_children();
+  // RLIMIT_NPROC counts every thread of the user, so the child's is what the user has now plus a
+  // margin. The kernel does not enforce it for root; the count below covers that case.
+  rlim_t nproc = RLIM_INFINITY;
+  if (limits.max_processes && getuid() != 0) {
+    rlimit current{};
+    getrlimit(RLIMIT_NPROC, &current);
+    nproc = std::min<rlim_t>(current.rlim_cur, user_threads(getuid()) + kExtraThreads);
+  }
   int pipe_fd[2] = {-1, -1};
-  if (mode == Output::Capture && pipe(pipe_fd) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
+  if (mode == Output::Capture && pipe2(pipe_fd, O_CLOEXEC) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) throw SetupError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    setpgid(0, 0);  // its own group: a timeout stops it and everything it started
+    setpgid(0, 0);  // its own group: a signal to attn stops it and the processes in its group at once
     // A crash leaves no core file behind (in the learner's working directory), and does not
     // spend seconds writing one.
     const rlimit no_core{0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
+    if (nproc != RLIM_INFINITY) {
+      const rlimit np{nproc, nproc};
+      setrlimit(RLIMIT_NPROC, &np);
+    }
     // main() ignores SIGPIPE for its own quiet exit; a child must not inherit that.
     std::signal(SIGPIPE, SIG_DFL);
     if (limits.memory_bytes) {
@@ -198,10 +365,8 @@ Child run_child(const std::vector<std::string>& argv, Output mode, const RunLimi
     const int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) dup2(devnull, 0);  // nothing here reads the terminal
     if (mode == Output::Capture) {
-      dup2(pipe_fd[1], 1);
+      dup2(pipe_fd[1], 1);  // dup2 clears O_CLOEXEC on the copies
       dup2(pipe_fd[1], 2);
-      close(pipe_fd[0]);
-      close(pipe_fd[1]);
     } else if (devnull >= 0) {
       dup2(devnull, 1);
       dup2(devnull, 2);
@@ -215,52 +380,93 @@ Child run_child(const std::vector<std::string>& argv, Output mode, const RunLimi
     _exit(127);
   }
   setpgid(pid, pid);  // also here, so the group exists before either side goes on
-  const GroupGuard guard(pid);
+  const ChildGuard guard(pid);
+  if (mode == Output::Capture) {
+    close(pipe_fd[1]);
+    fcntl(pipe_fd[0], F_SETFL, fcntl(pipe_fd[0], F_GETFL) | O_NONBLOCK);
+  }
 
   Child child;
   BoundedOutput out(kHeadBytes, kTailBytes, live);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits.timeout_s);
-  auto past_deadline = [&] { return limits.timeout_s > 0 && std::chrono::steady_clock::now() >= deadline; };
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::seconds(limits.timeout_s);
+  auto next_count = start + kCountEvery;
   int wstatus = 0;
-  bool stopped = false;
-  if (mode == Output::Capture) {
-    close(pipe_fd[1]);
-    char buf[1 << 16];
+  bool ended = false;                       // the child itself has ended and been reaped
+  Clock::time_point ended_at;
+  bool pipe_open = mode == Output::Capture;
+  char buf[1 << 16];
+  // Reads what the pipe holds now; false once `live` refused it.
+  auto read_pipe = [&] {
     for (;;) {
+      const ssize_t n = read(pipe_fd[0], buf, sizeof buf);
+      if (n == 0) pipe_open = false;  // every writer closed
+      if (n <= 0) return true;        // EOF, EAGAIN (nothing more now) or an error
+      if (!out.add(buf, static_cast<std::size_t>(n))) return false;
+    }
+  };
+  for (;;) {
+    if (!ended && waitpid(pid, &wstatus, WNOHANG) == pid) {
+      ended = true;
+      ended_at = Clock::now();
+    }
+    if (ended && (!pipe_open || Clock::now() - ended_at >= kDrainGrace)) break;
+    if (g_child_signal) break;
+    if (pipe_open) {
       pollfd p{pipe_fd[0], POLLIN, 0};
-      const int wait_ms = limits.timeout_s > 0 ? 50 : -1;
-      const int ready = poll(&p, 1, wait_ms);
-      if (ready < 0 && errno != EINTR) break;
-      if (ready > 0) {
-        const ssize_t n = read(pipe_fd[0], buf, sizeof buf);
-        if (n == 0) break;  // every writer closed: the child (and what it started) is done
-        if (n < 0 && errno != EINTR && errno != EAGAIN) break;
-        if (n > 0 && !out.add(buf, static_cast<std::size_t>(n))) {
-          child.reader_gone = true;
-          stop_group(pid, wstatus);
-          stopped = true;
-          break;
-        }
+      poll(&p, 1, 20);
+      if (!read_pipe()) {
+        child.reader_gone = true;
+        if (!ended) wstatus = stop_group(pid, limits.gentle_stop);
+        ended = true;
+        break;
       }
-      if (past_deadline()) {
-        child.timed_out = true;
-        stop_group(pid, wstatus);
-        stopped = true;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (ended) continue;
+    const auto now = Clock::now();
+    if (limits.timeout_s > 0 && now >= deadline) {
+      child.timed_out = true;
+      child.peak_bytes = peak_address_space(pid);
+      wstatus = stop_group(pid, limits.gentle_stop);
+      ended = true;
+      break;
+    }
+    if (limits.max_processes && now >= next_count) {
+      next_count = now + kCountEvery;
+      if (started_processes(before).size() > limits.max_processes) {
+        child.too_many = true;
+        wstatus = stop_group(pid, false);
+        ended = true;
         break;
       }
     }
-    close(pipe_fd[0]);
   }
-  while (!stopped) {
-    const pid_t done = waitpid(pid, &wstatus, limits.timeout_s > 0 ? WNOHANG : 0);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) throw SetupError(std::string("waitpid: ") + std::strerror(errno));
-    if (past_deadline()) {
-      child.timed_out = true;
-      stop_group(pid, wstatus);
-      break;
+  // Whatever the child left behind: a server it started, a process holding its output open.
+  if (ended && !child.timed_out && !child.too_many && !child.reader_gone)
+    child.left_running = started_processes(before).size();
+  if (!ended) {  // a signal to attn: its handler has killed the child's group already
+    kill(-pid, SIGKILL);
+    waitpid(pid, &wstatus, 0);
+  }
+  kill_started(before);
+  if (pipe_open) {
+    // Every writer is gone now, so this reaches the end at once, unless a process was passed the
+    // pipe by other means: then at most a second more.
+    const auto limit = Clock::now() + std::chrono::seconds(1);
+    while (pipe_open && !child.reader_gone && Clock::now() < limit) {
+      pollfd p{pipe_fd[0], POLLIN, 0};
+      poll(&p, 1, 50);
+      if (!read_pipe()) child.reader_gone = true;
     }
-    if (limits.timeout_s > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (mode == Output::Capture) close(pipe_fd[0]);
+  if (g_child_signal) {
+    const int sig = g_child_signal;
+    std::signal(sig, SIG_DFL);
+    raise(sig);
   }
   child.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
   child.output = out.text(who);
@@ -424,7 +630,8 @@ Progress progress(const ExercisePaths& paths, const Exercise& e) {
   if (paths.bin_dir.empty() || !fs::exists(program)) return Progress::NotBuilt;
   // A program older than its sources says nothing about them: do not run it, say so.
   if (newer(paths.learner(e), program) || newer(paths.test(e), program)) return Progress::Stale;
-  const Child run = run_child({program.string()}, Output::Discard, {kListTimeoutS, CheckLimits{}.memory_bytes()});
+  const Child run =
+      run_child({program.string()}, Output::Discard, {kListTimeoutS, CheckLimits{}.memory_bytes(), CheckLimits{}.max_processes});
   if (run.timed_out) return Progress::TimedOut;
   if (run.status == 0) return Progress::Passes;
   return run.status > 128 ? Progress::Crashes : Progress::Fails;
@@ -520,6 +727,18 @@ bool error_in_file(const std::string& output, const std::string& file) {
   return false;
 }
 
+// True when a compiler (or linker) of the build stopped because a memory allocation was refused,
+// as g++ ("virtual memory exhausted", "cc1plus: out of memory allocating ...") and clang ("LLVM
+// ERROR: out of memory") say it.
+bool compiler_out_of_memory(const std::string& output) {
+  std::istringstream lines(strip_colors(output));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("virtual memory exhausted", 0) == 0 || line.find(": out of memory allocating ") != std::string::npos ||
+        line.rfind("LLVM ERROR: out of memory", 0) == 0)
+      return true;
+  return false;
+}
+
 // Builds and runs one exercise, printing what attn check prints; the verdict's last words differ
 // between attn check (run it again) and attn watch (save the file again). `passes` is updated for
 // this exercise and read for "Next:"; when it is empty, the other exercises' progress is found
@@ -531,6 +750,19 @@ Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, 
   const std::string head = "attn check " + e.name + ": ";
   const std::string again = mode == Mode::Watch ? "save " + file + " again" : keep("attn check " + e.name) + " again";
   auto verdict = [&](const std::string& text) { out << wrap_keeping(head + text, "", "  "); };
+
+  // A deleted file would reach the learner as make's "No rule to make target" line.
+  if (!fs::exists(paths.learner(e))) {
+    if (!passes.empty()) passes[e.number - 1] = false;
+    const std::string missing = file + " is missing (the file you edit for " + e.name + ": a file vs not found); ";
+    if (mode == Mode::Check) throw SetupError(missing + "attn reset " + e.name + " restores it as shipped");
+    verdict(missing + keep("attn reset " + e.name) + " restores it as shipped, and the check runs again when it is back.");
+    return Outcome::BuildFailed;
+  }
+  if (!fs::exists(paths.test(e)))
+    throw SetupError(relative(paths, paths.test(e)) + " is missing (the checks of " + e.name +
+                     ": a file vs not found); it comes with attn: git checkout " + relative(paths, paths.test(e)) +
+                     " restores it");
 
   // Build this exercise's program and nothing else: one small file to compile, one link.
   out << head << "building " << file << "\n";
@@ -545,17 +777,27 @@ Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, 
   const bool fast = fs::exists(fs::path(paths.build_dir) / "Makefile") && fs::exists(program) &&
                     !newer(paths.test(e), program);
   auto build_target = [&](const std::string& target) {
-    return run_child({paths.cmake, "--build", paths.build_dir, "--target", target}, Output::Capture,
-                     {limits.build_time_limit_s, 0}, nullptr, "the build");
+    RunLimits build_limits;
+    build_limits.timeout_s = limits.build_time_limit_s;
+    build_limits.memory_bytes = limits.build_memory_bytes();
+    build_limits.max_processes = limits.build_max_processes;
+    build_limits.gentle_stop = true;
+    return run_child({paths.cmake, "--build", paths.build_dir, "--target", target}, Output::Capture, build_limits,
+                     nullptr, "the build");
   };
   Child build = build_target(fast ? e.target() + "/fast" : e.target());
-  if (fast && !build.timed_out && build.status != 0 &&
-      !error_in_file(build.output, paths.learner(e)))
+  if (fast && !build.timed_out && !build.too_many && build.status != 0 &&
+      !error_in_file(build.output, paths.learner(e)) && !compiler_out_of_memory(build.output))
     build = build_target(e.target());
   if (build.timed_out)
     throw SetupError("the build of " + e.target() + " was stopped after " + std::to_string(limits.build_time_limit_s) +
                      " s (--build-time-limit: a build that finishes vs still running); " + file +
                      " and the build tree are as they were, so attn check " + e.name + " starts it again");
+  if (build.too_many)
+    throw SetupError("the build of " + e.target() + " was stopped: it had more than " +
+                     std::to_string(limits.build_max_processes) +
+                     " processes running at once (a build that runs one compiler at a time vs a runaway); " + file +
+                     " and the build tree are as they were");
   if (build.status != 0) {
     // The compiler's messages, without make's "[ 52%] Built target ..." lines around them.
     std::ostream& err = mode == Mode::Watch ? out : std::cerr;
@@ -566,6 +808,18 @@ Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, 
     const std::string hint = compile_hint(first_compiler_error(build.output));
     if (!hint.empty()) err << report::wrap("hint: " + hint, 80, "", "  ");
     if (!passes.empty()) passes[e.number - 1] = false;
+    if (compiler_out_of_memory(build.output)) {
+      // The limit is per process: what ran out was one compiler (or linker), not the build.
+      const std::string mib = std::to_string(limits.build_memory_mib);
+      auto why = [&](const std::string& option) {
+        return "the compiler ran out of the " + mib + " MiB of memory it may use (" + option +
+               "): look for a template that instantiates itself without end, or a very large computation done "
+               "while compiling, in " + file;
+      };
+      if (mode == Mode::Check) throw SetupError("the build of " + e.target() + " failed: " + why("--build-memory-limit " + mib));
+      verdict("the build failed: " + why(keep("--build-memory-limit " + mib)) + ". Then " + again + ".");
+      return Outcome::BuildFailed;
+    }
     if (mode == Mode::Check)
       throw SetupError("the build of " + e.target() + " failed (" + file +
                        ": code that compiles vs the compiler messages above)");
@@ -582,41 +836,71 @@ Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, 
   // pipe here, so its colours are asked for when attn's own output is a terminal.
   std::vector<std::string> argv = {paths.program(e), "--no-intro=true"};
   if (&out == &std::cout && isatty(STDOUT_FILENO) == 1) argv.push_back("--force-colors=true");
-  const Child run = run_child(argv, Output::Capture, {limits.time_limit_s, limits.memory_bytes()}, &out);
+  RunLimits run_limits;
+  run_limits.timeout_s = limits.time_limit_s;
+  run_limits.memory_bytes = limits.memory_bytes();
+  run_limits.max_processes = limits.max_processes;
+  const Child run = run_child(argv, Output::Capture, run_limits, &out);
   if (run.reader_gone) return Outcome::ReaderGone;
   out << "\n";
   if (!passes.empty()) passes[e.number - 1] = false;
   const std::string unchanged = " " + file + " is as you left it.";
+  if (run.too_many) {
+    verdict("stopped: it had more than " + std::to_string(limits.max_processes) +
+            " processes running at once, where an exercise needs one. Look for fork() or system() in a loop in " +
+            file + "." + unchanged);
+    return Outcome::Failed;
+  }
+  const std::string time_limit = std::to_string(limits.time_limit_s);
+  const std::string mib = std::to_string(limits.memory_mib);
+  // Its memory at the limit when the clock stopped it: an allocation was refused (the next one
+  // would not fit) and the program went on without ending, waiting or retrying.
+  const bool stalled_at_memory = run.timed_out && limits.memory_bytes() != 0 &&
+                                 run.peak_bytes >= limits.memory_bytes() / 10 * 9;
+  if (stalled_at_memory) {
+    verdict("stopped after " + time_limit + " s (" + keep("--time-limit " + time_limit) + "), still running, with its memory at " +
+            std::to_string(run.peak_bytes >> 20) + " of the " + mib + " MiB it may use (" + keep("--memory-limit " + mib) +
+            "), so an allocation was most likely refused and the program went on waiting instead of ending. Look for a tensor made with a "
+            "size far too large, or one that grows in a loop, in " + file + "." + unchanged);
+    return Outcome::Failed;
+  }
   if (run.timed_out) {
-    verdict("stopped after " + std::to_string(limits.time_limit_s) + " s (" + keep("--time-limit " + std::to_string(limits.time_limit_s)) +
+    verdict("stopped after " + time_limit + " s (" + keep("--time-limit " + time_limit) +
             "), still running: look for a loop that never ends in " + file + "." + unchanged);
     return Outcome::Failed;
   }
+  // What the program left running when it ended was stopped; the learner is told, since the
+  // report above came from the program alone.
+  const std::string left =
+      run.left_running == 0 ? ""
+      : " It left " + (run.left_running == 1 ? std::string("a process") : std::to_string(run.left_running) + " processes") +
+            " running when it ended; attn stopped " + (run.left_running == 1 ? "it." : "them.");
   const bool out_of_memory = limits.memory_bytes() != 0 && run.status != 0 &&
                              run.output.find("bad_alloc") != std::string::npos;
   if (out_of_memory) {
     verdict("stopped: it asked for more than its " + std::to_string(limits.memory_mib) + " MiB of memory (" +
             keep("--memory-limit " + std::to_string(limits.memory_mib)) +
             "). Look for a tensor made with a size far too large, or one that grows in a loop, in " + file + "." +
-            unchanged);
+            left + unchanged);
     return Outcome::Failed;
   }
   if (run.status > 128) {
     const int sig = run.status - 128;
     const std::string cause = crash_cause(sig);
     verdict("the program crashed (signal " + std::to_string(sig) + ", " + strsignal(sig) + ")" +
-            (cause.empty() ? ", in " + file + "." : ". " + cause + ", in " + file + ".") + unchanged);
+            (cause.empty() ? ", in " + file + "." : ". " + cause + ", in " + file + ".") + left + unchanged);
     return Outcome::Failed;
   }
   const std::string cut = run.marker.empty() ? "" : " Its output was cut (see above).";
   if (run.status != 0) {
-    verdict("not solved yet." + cut + " Read the first failure above, " +
+    verdict("not solved yet." + cut + left + " Read the first failure above, " +
             (mode == Mode::Watch ? "edit " + file + " and save it: each save is checked." : "edit " + file + ", and " + again + ".") +
             " Stuck? " + keep("attn hint " + e.name));
     return Outcome::Failed;
   }
   // Solved: only now is the solution worth opening, to compare.
   const std::string compare = " Compare with the solution: " + keep(relative(paths, paths.solution(e))) + ".";
+  const std::string solved = "solved, every check passes." + cut + left + compare;
   const Exercise* next = nullptr;
   if (passes.empty()) {
     // Only as far as the first that does not pass: usually the very next one, so a pass costs one
@@ -630,12 +914,12 @@ Outcome check_one(const ExercisePaths& paths, const std::vector<Exercise>& all, 
     next = next_unsolved(all, passes, e.number - 1);
   }
   if (!next)
-    verdict("solved, every check passes." + cut + compare + " That was the last exercise: all " +
+    verdict(solved + " That was the last exercise: all " +
             std::to_string(all.size()) + " pass.");
   else if (mode == Mode::Watch)
-    verdict("solved, every check passes." + cut + compare);
+    verdict(solved);
   else
-    verdict("solved, every check passes." + cut + compare + " Next: " + keep("attn check " + next->name) + " (lesson " +
+    verdict(solved + " Next: " + keep("attn check " + next->name) + " (lesson " +
             next->lesson + ")");
   return Outcome::Passed;
 }

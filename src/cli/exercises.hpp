@@ -77,18 +77,26 @@ const char* progress_text(Progress p);
 int list_exercises(const ExercisePaths& paths, std::ostream& out);
 
 // What attn check allows the code it builds and runs (attn check --time-limit, --memory-limit,
-// --build-time-limit). An exercise's checks take well under a second and a few megabytes.
+// --build-time-limit, --build-memory-limit). An exercise's checks take well under a second and a
+// few megabytes; its build, one compiler at a time, well under a gigabyte.
 struct CheckLimits {
   int time_limit_s = 10;           // the program, wall clock (its checks take well under 1 s)
   std::uint64_t memory_mib = 1024; // the program's address space (not set in a sanitizer build)
   int build_time_limit_s = 600;    // cmake --build: a first build compiles the libraries too
+  std::uint64_t build_memory_mib = 2048;  // the address space of each process of the build (the compiler)
+  std::size_t max_processes = 256;        // the program and what it starts, running at once
+  std::size_t build_max_processes = 1024; // the build's processes running at once
   std::uint64_t memory_bytes() const;  // 0 when no limit can be set (AddressSanitizer builds)
+  std::uint64_t build_memory_bytes() const { return build_memory_mib << 20; }
 };
 
-// attn check NAME: builds the exercise's program alone (stopped after build_time_limit_s), runs
-// it in its own process group under the time and memory limits, passes its output on cut to the
-// first 16 KiB and the last 4 KiB (saying how much was cut), then one line of verdict naming what
-// happened. 0 when every check passes; 0 and nothing more when the reader of `out` went away.
+// attn check NAME: builds the exercise's program alone (stopped after build_time_limit_s, each of
+// its processes within build_memory_mib), runs it in its own process group under the time, memory
+// and process limits, passes its output on cut to the first 16 KiB and the last 4 KiB (saying how
+// much was cut), then one line of verdict naming what happened. The output is read until the
+// program ends, not until every process that holds it open does; whatever the build or the
+// program started (even in a new session) is stopped before attn check returns. 0 when every
+// check passes; 0 and nothing more when the reader of `out` went away.
 int check_exercise(const ExercisePaths& paths, const std::string& name, std::ostream& out,
                    const CheckLimits& limits = {});
 

@@ -507,7 +507,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("exercises", "List the exercises: what to edit, and which pass now");
   CLI::App* check = app.add_subcommand("check", "Build one exercise and run its checks: attn check NAME");
   check->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
-  std::string check_time, check_memory, check_build_time;
+  std::string check_time, check_memory, check_build_time, check_build_memory;
   const attn::cli::CheckLimits default_limits;
   check->add_option("--time-limit", check_time, "Stop the checks after this many seconds, 1..3600 (default " +
                     std::to_string(default_limits.time_limit_s) + ")")->type_name("SECONDS");
@@ -515,6 +515,8 @@ int main(int argc, char** argv) {
                     std::to_string(default_limits.memory_mib) + ")")->type_name("MIB");
   check->add_option("--build-time-limit", check_build_time, "Stop the build after this many seconds, 1..86400 (default " +
                     std::to_string(default_limits.build_time_limit_s) + ")")->type_name("SECONDS");
+  check->add_option("--build-memory-limit", check_build_memory, "Memory each process of the build (the compiler) may use, "
+                    "256..1048576 MiB (default " + std::to_string(default_limits.build_memory_mib) + ")")->type_name("MIB");
   CLI::App* hint = app.add_subcommand("hint", "Print the hint for one exercise: attn hint NAME");
   hint->add_option("exercise", exercise, "Exercise name (see attn exercises)")->required();
   CLI::App* reset = app.add_subcommand("reset", "Put the shipped file of one exercise back (yours is kept): attn reset NAME");
@@ -715,6 +717,8 @@ int main(int argc, char** argv) {
       if (check->get_option("--memory-limit")->count()) limits.memory_mib = parse_number("--memory-limit", check_memory, 256, 1 << 20);
       if (check->get_option("--build-time-limit")->count())
         limits.build_time_limit_s = static_cast<int>(parse_number("--build-time-limit", check_build_time, 1, 86400));
+      if (check->get_option("--build-memory-limit")->count())
+        limits.build_memory_mib = parse_number("--build-memory-limit", check_build_memory, 256, 1 << 20);
       status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
       status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);

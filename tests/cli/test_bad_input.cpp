@@ -185,6 +185,7 @@ TEST_CASE("bad input: options") {
       {{"check", "causal-mask", "--time-limit", "0"}, {"--time-limit", "1..3600"}},
       {{"check", "causal-mask", "--memory-limit", "lots"}, {"--memory-limit"}},
       {{"check", "causal-mask", "--build-time-limit", "-1"}, {"--build-time-limit"}},
+      {{"check", "causal-mask", "--build-memory-limit", "100"}, {"--build-memory-limit", "256..1048576"}},
       {{"hint"}, {"missing exercise name"}},
       {{"frobnicate"}, {"frobnicate"}},
   };

@@ -477,6 +477,182 @@ TEST_CASE("attn check | head: a reader that leaves ends the check quietly and st
   CHECK(c.seconds < 20);
 }
 
+// ---- what the program or the build leaves behind, and what it runs out of ------------------
+
+namespace {
+
+// The state letter of a process in /proc/<pid>/stat, or "gone".
+std::string process_state(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return "gone";
+  std::string line;
+  std::getline(stat, line);
+  const auto paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() ? "gone" : line.substr(paren + 2, 1);
+}
+
+// A pid a learner program wrote to `path`, waiting up to 2 s for it; 0 when none came.
+long pid_from(const fs::path& path) {
+  for (int i = 0; i < 200; ++i) {
+    long pid = 0;
+    std::ifstream in(path);
+    if (in >> pid && pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("attn check: a process the program leaves in a new session is gone when the check returns") {
+  const fs::path pid_file = fs::temp_directory_path() / ("attn-daemon-" + std::to_string(getpid()));
+  fs::remove(pid_file);
+  // A daemon as the books write one: fork, setsid() (out of the program's process group), fork
+  // again so that its parent ends (the grandchild is handed on), then sleep with the output closed.
+  Runaway r(R"(#include <cstdio>
+#include <unistd.h>
+int main() {
+  if (fork() == 0) {
+    setsid();
+    if (fork() == 0) {
+      std::FILE* f = std::fopen(")" + pid_file.string() + R"(", "w");
+      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+      std::fclose(f);
+      std::freopen("/dev/null", "w", stdout);
+      std::freopen("/dev/null", "w", stderr);
+      sleep(300);
+    }
+    return 0;
+  }
+  sleep(1);  // the daemon is running when the program ends
+  std::puts("checks done");
+  return 1;
+})");
+  attn::cli::CheckLimits limits;
+  const Checked c = check(r, limits);
+  CAPTURE(c.out);
+  CHECK(c.status == 1);
+  const long daemon = pid_from(pid_file);
+  REQUIRE(daemon > 0);
+  const std::string state = process_state(daemon);
+  CHECK(state == "gone");  // stopped and reaped, not only stopped
+  if (state != "gone") kill(static_cast<pid_t>(daemon), SIGKILL);
+  CHECK(verdict(c.out).find("not solved yet") != std::string::npos);
+  CHECK(verdict(c.out).find("It left a process running when it ended; attn stopped it.") != std::string::npos);
+  fs::remove(pid_file);
+}
+
+TEST_CASE("attn check: a process left holding the program's output does not keep the check waiting") {
+  // The checks end at once; a background process keeps the pipe to attn open for 60 s.
+  Runaway r(R"(#include <cstdio>
+#include <unistd.h>
+int main() {
+  if (fork() == 0) {
+    sleep(60);
+    return 0;
+  }
+  std::puts("report: 1 of 1 checks passed");
+  return 0;
+})");
+  attn::cli::CheckLimits limits;
+  limits.time_limit_s = 30;
+  const Checked c = check(r, limits);
+  CAPTURE(c.out);
+  CHECK(c.status == 0);
+  CHECK(c.out.find("report: 1 of 1 checks passed") != std::string::npos);
+  const std::string v = verdict(c.out);
+  CHECK(v.find("solved, every check passes. It left a process running when it ended; attn stopped it.") !=
+        std::string::npos);
+  CHECK(v.find("loop") == std::string::npos);
+  CHECK(c.seconds < 10);  // the build and 0.2 s of grace, not the 30 s limit
+}
+
+TEST_CASE("attn check: a program that allocates until refused, then waits, is named as such, not as a loop") {
+  attn::cli::CheckLimits limits;
+  limits.memory_mib = 256;
+  limits.time_limit_s = 1;
+  if (limits.memory_bytes() == 0) {
+    MESSAGE("an AddressSanitizer build sets no memory limit (its shadow memory needs the address space)");
+    return;
+  }
+  Runaway r(R"(#include <cstdlib>
+#include <unistd.h>
+void* volatile kept;  // so that no compiler can drop the allocations
+int main() {
+  while ((kept = std::malloc(16 << 20))) {}  // until the limit refuses
+  for (;;) pause();                           // then wait for memory that never comes
+})");
+  const Checked c = check(r, limits);
+  CAPTURE(c.out);
+  CHECK(c.status == 1);
+  const std::string v = verdict(c.out);
+  CHECK(v.find("stopped after 1 s (--time-limit 1), still running, with its memory at ") != std::string::npos);
+  CHECK(v.find(" of the 256 MiB it may use (--memory-limit 256), so an allocation was most likely refused") !=
+        std::string::npos);
+  CHECK(v.find("loop that never ends") == std::string::npos);
+  CHECK(c.seconds < kBoundS);
+}
+
+TEST_CASE("attn check: a program that starts processes without end is stopped at the process limit") {
+  const fs::path pid_file = fs::temp_directory_path() / ("attn-forks-" + std::to_string(getpid()));
+  fs::remove(pid_file);
+  // One process a few milliseconds, each waiting; the first writes its pid, to be looked for after.
+  Runaway r(R"(#include <cstdio>
+#include <unistd.h>
+int main() {
+  for (int i = 0;; ++i) {
+    if (fork() == 0) {
+      if (i == 0) {
+        std::FILE* f = std::fopen(")" + pid_file.string() + R"(", "w");
+        std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+        std::fclose(f);
+      }
+      for (;;) pause();
+    }
+    usleep(5000);
+  }
+})");
+  attn::cli::CheckLimits limits;
+  limits.max_processes = 16;
+  limits.time_limit_s = 30;  // the process limit must stop it, not the clock
+  const Checked c = check(r, limits);
+  CAPTURE(c.out);
+  CHECK(c.status == 1);
+  CHECK(verdict(c.out).find("stopped: it had more than 16 processes running at once") != std::string::npos);
+  CHECK(c.seconds < 10);
+  const long first = pid_from(pid_file);
+  REQUIRE(first > 0);
+  CHECK(process_state(first) == "gone");
+  fs::remove(pid_file);
+}
+
+TEST_CASE("attn check: a compiler that runs out of its memory is stopped there and named") {
+  // g++ and clang build this pack of 2^26 values in memory: gigabytes, within a second.
+  Runaway r(R"(#include <utility>
+template <std::size_t... I> constexpr std::size_t sum(std::index_sequence<I...>) { return (I + ... + 0); }
+int main() { return sum(std::make_index_sequence<(1u << 26)>{}) == 1; }
+)");
+  attn::cli::CheckLimits limits;
+  limits.build_memory_mib = 256;
+  const Checked c = check(r, limits);
+  CHECK(c.status == 1);
+  CAPTURE(c.err);
+  CHECK(c.err.find("attn: error: the build of exercise_demo failed: the compiler ran out of the 256 MiB of memory it "
+                   "may use (--build-memory-limit 256): look for a template that instantiates itself without end") !=
+        std::string::npos);
+  CHECK(c.seconds < kBoundS);
+}
+
+TEST_CASE("attn check on a deleted learner file: one line saying attn reset restores it, status 1") {
+  Runaway r("int main() { return 0; }\n");
+  fs::remove(r.paths.learner(r.e));
+  const Checked c = check(r, attn::cli::CheckLimits{});
+  CHECK(c.status == 1);
+  CHECK(c.out.empty());
+  CHECK(c.err == "attn: error: lessons/exercises/demo.cpp is missing (the file you edit for demo: a file vs not "
+                 "found); attn reset demo restores it as shipped\n");
+}
+
 // ---- attn reset, "Next:", the solution's path ---------------------------------------------
 //
 // A scratch layout of three exercises (a, b, c) built for real by a stand-in cmake that compiles
@@ -885,4 +1061,39 @@ TEST_CASE("attn watch on a terminal: a pass stays on screen, h shows the hint, t
     CHECK(WEXITSTATUS(status) == 130);
     CHECK(watch.seen().find("attn watch: stopped.", at) != std::string::npos);
   }
+}
+
+TEST_CASE("attn watch ended by SIGINT while a program runs: what the program left in a new session goes too") {
+  Course course;
+  const fs::path pid_file = course.root / "daemon.pid";
+  // b's program starts a daemon (fork, setsid(), fork again), then takes its time.
+  Course::write(course.paths.learner(course.get("b")), R"(#include <cstdio>
+#include <unistd.h>
+int main() {
+  if (fork() == 0) {
+    setsid();
+    if (fork() == 0) {
+      std::FILE* f = std::fopen(")" + pid_file.string() + R"(", "w");
+      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+      std::fclose(f);
+      sleep(300);
+    }
+    return 0;
+  }
+  sleep(300);
+})");
+  Course::write(course.paths.learner(course.get("a")), kPass);  // a passes: the watch starts at b
+  REQUIRE(course.check("a").status == 0);
+  PipeRun watch(driver_args(course));
+  REQUIRE(watch.wait_for("attn check b: running its checks") != std::string::npos);
+  const long daemon = pid_from(pid_file);
+  REQUIRE(daemon > 0);
+  watch.signal(SIGINT);
+  const int status = watch.finish();
+  REQUIRE(status != -1);
+  CHECK(WIFSIGNALED(status));  // as before: attn dies of the signal, after stopping what it ran
+  CHECK(WTERMSIG(status) == SIGINT);
+  const std::string state = process_state(daemon);
+  CHECK((state == "gone" || state == "Z"));  // killed; reaped once watch_driver's parent (init) gets to it
+  if (state != "gone" && state != "Z") kill(static_cast<pid_t>(daemon), SIGKILL);
 }
