@@ -400,13 +400,15 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
             low_i = i;
           }
       const double low = kept(low_b, low_i);
+      // Said of a no and of NaN alike: where the weight went, or that it is NaN already.
+      const std::string why = std::isnan(low) ? "the weights hold NaN before the mask"
+                                              : "row " + std::to_string(low_i + 1) + " keeps only " +
+                                                    report::measured(low) + " of its weight before renormalising" +
+                                                    (low == 0.0 ? ": every kept weight underflowed to 0, and 0/0 is NaN"
+                                                                : ", too little for float32 to renormalise exactly");
       s.question("do the two routes give the same attn_weights here?", "max |attn_weights_2 - attn_weights|",
                  max_abs_diff(*renormalised, *r.attn_weights), Relation::AtMost, rounding_tolerance(*r.attn_weights),
-                 std::isnan(low) ? "the weights hold NaN before the mask (the scores overflowed float32)"
-                                 : "row " + std::to_string(low_i + 1) + " keeps only " + report::measured(low) +
-                                       " of its weight before renormalising" +
-                                       (low == 0.0 ? ": every kept weight underflowed to 0, and 0/0 is NaN"
-                                                   : ", too little for float32 to renormalise exactly"));
+                 why, why);
     }
     s.note("In exact arithmetic the two routes agree because softmax's denominator cancels: "
            "dividing the kept exp(score) by their own sum is exactly softmax over the kept scores. "
@@ -434,7 +436,7 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
       s.question(std::string("does fill ") + name + " give exactly the same attn_weights as -inf here?",
                  "max |diff|", diff, Relation::AtMost, 0.0,
                  std::isnan(g.gap)
-                     ? "the scores hold inf or NaN (they overflowed float32)"
+                     ? "the scores hold inf or NaN"
                      : "in row " + std::to_string(g.row + 1) + " the largest visible score / sqrt(d_k) is " +
                            report::measured(scaled_fill - g.gap) + " and the fill / sqrt(d_k) is " +
                            report::measured(scaled_fill) +
@@ -442,7 +444,8 @@ void lesson_causal(const LessonOptions& opts, report::Report& out) {
                             : g.gap > kExpUnderflow
                                 ? ": exp(fill - max) = exp(" + report::measured(g.gap) +
                                       ") is not 0 in float32 (it underflows below -104), so masked positions keep weight"
-                                : ""));
+                                : ""),
+                 std::isnan(g.gap) ? "the scores hold inf or NaN" : "");
       const bool identical = holds(diff, Relation::AtMost, 0.0);
       all_identical = all_identical && identical;
       ordinary[f] = identical ? "identical" : "differ by up to " + report::measured(diff);

@@ -299,7 +299,7 @@ double closest_fill_gap(const Ten3& scaled, const Ten3& mask, double fill) {
 
 // Why a finite fill left weight on masked keys, for a question's "because".
 std::string fill_gap_reason(double gap) {
-  if (std::isnan(gap)) return "the scores hold inf or NaN (they overflowed float32)";
+  if (std::isnan(gap)) return "the scores hold inf or NaN";
   return "fill - the largest visible score comes to " + report::measured(gap) + " in some row, and exp(" +
          report::measured(gap) + ") is not 0 in float32 (it underflows below -104)";
 }

@@ -100,15 +100,15 @@ Stage& Stage::check(std::string claim, std::string measure, double value, Relati
 }
 
 Stage& Stage::question(std::string question, std::string measure, double value, Relation relation, double bound,
-                       std::string because_no) {
+                       std::string because_no, std::string because_nan) {
   // The same measurement as a check, asked instead of promised.
   check(std::move(question), std::move(measure), value, relation, bound);
   CheckItem& c = std::get<CheckItem>(items.back());
   c.question = true;
-  // A NaN measure answers neither yes nor no (unanswered): the lesson's reason for a no is not
-  // the reason here.
+  // A NaN measure answers neither yes nor no (unanswered): the lesson's reason for NaN, or the
+  // generic one (a reason for a no is not one for NaN).
   if (unanswered(c))
-    c.because = "the numbers compared hold NaN, so the question has no answer";
+    c.because = because_nan.empty() ? "the numbers compared hold NaN, so the question has no answer" : clean_label(because_nan);
   else if (!c.passed)
     c.because = clean_label(because_no);
   return *this;

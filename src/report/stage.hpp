@@ -261,10 +261,11 @@ struct Stage {
   Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
   // An invariant: `measure` = `value` must be <= (or >=) `bound`.
   Stage& check(std::string claim, std::string measure, double value, Relation relation, double bound);
-  // A question this run's numbers answer; `because_no` (computed by the lesson, and meant to
-  // cover a NaN too) is shown when the answer is no.
+  // A question this run's numbers answer; `because_no` (computed by the lesson) is shown when the
+  // answer is no, `because_nan` when NaN leaves it unanswered (where the NaN is, never a guessed
+  // cause: explain_nonfinite names the origin), else a generic reason.
   Stage& question(std::string question, std::string measure, double value, Relation relation, double bound,
-                  std::string because_no = "");
+                  std::string because_no = "", std::string because_nan = "");
 
   // Shapes going out: every tensor the stage shows.
   std::vector<Shaped> outputs() const;

@@ -386,18 +386,25 @@ TEST_CASE("a failing check: everything is printed, each failure named on stderr,
   CHECK(r.out.find("check FAILED: every row of attn_weights sums to 1") != std::string::npos);
   CHECK(r.out.find("[10/10] Nothing leaks from the future") != std::string::npos);  // printed to the end
   REQUIRE(!r.err.empty());
+  // Three invariants fail; four questions are left unanswered by the NaN, and fail the run too.
   std::istringstream lines(r.err);
-  std::size_t n = 0;
-  for (std::string line; std::getline(lines, line); ++n)
-    CHECK_MESSAGE(line.rfind("attn: check failed in stage ", 0) == 0, line);
-  CHECK(n == 3);
+  std::size_t failed = 0, unanswered = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const bool check = line.rfind("attn: check failed in stage ", 0) == 0;
+    const bool question = line.rfind("attn: question unanswered in stage ", 0) == 0;
+    CHECK_MESSAGE((check || question), line);
+    failed += check, unanswered += question;
+  }
+  CHECK(failed == 3);
+  CHECK(unanswered == 4);
   CHECK(r.err.find("every row of attn_weights sums to 1 (max |sum - 1| = nan, required <= 1e-06)") != std::string::npos);
 
   // The same verdicts in JSON, and the same status.
   const auto j = attn_run({"lesson", "causal", "--input", csv, "--format", "json"});
   CHECK(j.status == 3);
   CHECK(j.out.find("\"checks\": {\"passed\": ") != std::string::npos);
-  CHECK(j.out.find("\"failed\": 3") != std::string::npos);
+  CHECK(j.out.find("\"failed\": 7") != std::string::npos);
+  CHECK(j.out.find("\"answer\": \"none\"") != std::string::npos);
   CHECK(j.out.find("\"passed\": false") != std::string::npos);
 }
 
