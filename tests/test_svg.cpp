@@ -133,7 +133,7 @@ TEST_CASE("file names: lesson, zero-padded stage, tensor, batch and head") {
   CHECK(svg_file_name("x", 1, 3, "t", {1, 2, 3}) == "x-stage01-t-i1-i2-i3.svg");
 }
 
-TEST_CASE("SvgSink writes every panel under its name, leaving no temporary file") {
+TEST_CASE("SvgSink stages every panel under a temporary name and commit() moves each to its own") {
   const std::string dir = temp_dir();
   Report r;
   r.header.lesson = "causal";
@@ -148,10 +148,22 @@ TEST_CASE("SvgSink writes every panel under its name, leaving no temporary file"
   plain.name = "scores";
   s.items.emplace_back(plain);
 
-  SvgSink sink(dir);
-  deliver(r, sink);
   const std::set<std::string> expected = {"causal-stage02-attn_weights-b0-h0.svg", "causal-stage02-attn_weights-b0-h1.svg",
                                           "causal-stage02-alignment.svg"};
+  {
+    // Destroyed before commit() (a later output failed): nothing stays.
+    SvgSink dropped(dir);
+    deliver(r, dropped);
+    CHECK(dropped.written().size() == 3);
+  }
+  CHECK(files_in(dir).empty());
+  SvgSink sink(dir);
+  deliver(r, sink);
+  // Until commit(), only the temporary names: staging.hpp's ".<name>.tmp-<pid>".
+  std::set<std::string> staged;
+  for (const auto& f : expected) staged.insert("." + f + ".tmp-" + std::to_string(getpid()));
+  CHECK(files_in(dir) == staged);
+  sink.commit();
   CHECK(files_in(dir) == expected);
   CHECK(sink.written().size() == 3);
   for (const auto& f : expected) {
@@ -251,6 +263,7 @@ TEST_CASE("SvgSink with --head mean draws one picture per batch entry, with --he
   mean.heads = PanelView::Heads::mean;
   SvgSink sink(dir, {}, mean);
   deliver(r, sink);
+  sink.commit();
   const std::set<std::string> expected = {"heads-stage02-attn_weights-mean-b0.svg", "heads-stage02-attn_weights-mean-b1.svg"};
   CHECK(files_in(dir) == expected);
   const std::string svg = read_whole(dir + "/heads-stage02-attn_weights-mean-b1.svg");
@@ -267,6 +280,7 @@ TEST_CASE("SvgSink with --head mean draws one picture per batch entry, with --he
   one.head = 1;
   SvgSink only(dir, {}, one);
   deliver(r, only);
+  only.commit();
   CHECK(files_in(dir) == std::set<std::string>{"heads-stage02-attn_weights-b0-h1.svg", "heads-stage02-attn_weights-b1-h1.svg"});
   for (const auto& f : files_in(dir)) std::remove((dir + "/" + f).c_str());
   rmdir(dir.c_str());

@@ -88,6 +88,7 @@ TEST_CASE("SvgSink writes the curve as <lesson>-stageNN-<name>.svg") {
   const std::string dir = tmpl;
   SvgSink sink(dir);
   deliver(lesson_with_curve({3.0f, 2.0f, 1.0f}), sink);
+  sink.commit();
   REQUIRE(sink.written() == std::vector<std::string>{"align-stage02-losses.svg"});
   std::ifstream in(dir + "/align-stage02-losses.svg");
   std::stringstream ss;

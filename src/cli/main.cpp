@@ -33,6 +33,7 @@
 #include "report/heatmap.hpp"
 #include "report/nonfinite.hpp"
 #include "report/html_sink.hpp"
+#include "report/interrupt.hpp"
 #include "report/manifest.hpp"
 #include "report/svg_sink.hpp"
 #include "report/text_sink.hpp"
@@ -451,6 +452,8 @@ int main(int argc, char** argv) {
   // A reader that leaves early (attn lesson causal | head -3) makes writes fail with EPIPE
   // instead of killing the process, so attn can end quietly with status 0.
   std::signal(SIGPIPE, SIG_IGN);
+  // Ctrl-C, SIGTERM, SIGHUP or SIGQUIT while outputs are written: their temporary entries go.
+  attn::report::remove_staging_on_signals();
   attn::keep_freed_memory();  // core/heap.hpp: why
 
   CLI::App app{"attn: the attention mechanism, one stage at a time.\n"

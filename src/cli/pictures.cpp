@@ -8,6 +8,7 @@
 
 #include "cli/terminal.hpp"
 #include "lesson_kit/options.hpp"
+#include "report/staging.hpp"
 #include "report/step.hpp"
 #include "report/svg_sink.hpp"
 
@@ -127,25 +128,50 @@ void check_pictures_of(const report::Report& report, const OutputOptions& option
                      std::to_string(count));
 }
 
-std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options) {
-  if (!options.svg) return {};
+// The directories made first (their members are destroyed last), then the pictures in them.
+struct StagedPictures::Files {
+  std::string dir;
+  report::MadeDirs made;
+  report::SvgSink sink;
+  Files(const std::string& d, report::PanelSelection selection, report::PanelView view)
+      : dir(d), made(d), sink(d, std::move(selection), view) {}
+};
+
+StagedPictures::StagedPictures(const report::Report& report, const OutputOptions& options) {
+  if (!options.svg) return;
   check_pictures_of(report, options);
-  report::SvgSink sink(options.svg_dir, selection(options), panel_view(options));
-  std::vector<std::string> created;
   try {
-    report::make_svg_dir(options.svg_dir, &created);
-    report::deliver(report, sink);
+    files_ = std::make_unique<Files>(options.svg_dir, selection(options), panel_view(options));
+    report::deliver(report, files_->sink);
   } catch (const std::runtime_error& e) {  // the file system said no (read-only, full, ...)
     // Nothing half-done stays: the pictures of this run and the directories it made go.
-    remove_pictures(options, sink.written());
-    for (auto d = created.rbegin(); d != created.rend(); ++d) ::rmdir(d->c_str());
+    files_.reset();
     throw UsageError(std::string("--svg: ") + e.what());
   }
-  return sink.written();
 }
 
-void remove_pictures(const OutputOptions& options, const std::vector<std::string>& names) {
-  for (const auto& name : names) std::remove((options.svg_dir + "/" + name).c_str());
+StagedPictures::~StagedPictures() = default;
+
+void StagedPictures::commit() {
+  if (!files_) return;
+  try {
+    files_->sink.commit();
+  } catch (const std::runtime_error& e) {
+    files_.reset();
+    throw UsageError(std::string("--svg: ") + e.what());
+  }
+  files_->made.keep();
+}
+
+void StagedPictures::take_back() {
+  if (!files_) return;
+  for (const auto& name : files_->sink.written()) std::remove((files_->dir + "/" + name).c_str());
+  files_->made.remove();
+}
+
+const std::vector<std::string>& StagedPictures::names() const {
+  static const std::vector<std::string> none;
+  return files_ ? files_->sink.written() : none;
 }
 
 void show_text(const report::Report& report, const OutputOptions& options, report::TextOptions text,

@@ -3,6 +3,7 @@
 // calls these; they live apart so that the other sinks' code and this one do not tangle.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,13 +25,28 @@ void check_pictures(const OutputOptions& options);
 // draw, a --svg-panels pick that matches no panel, and more than report::kMaxSvgFiles pictures.
 void check_pictures_of(const report::Report& report, const OutputOptions& options);
 
-// After the lesson ran: the checks above, then creates the --svg directory and writes the SVG
-// files of the selected panels. Returns their names ({} without --svg). If writing fails, the
-// files and directories this run made are removed before the UsageError is thrown.
-std::vector<std::string> write_pictures(const report::Report& report, const OutputOptions& options);
+// The --svg pictures of a run, written under temporary names in their directory (created with
+// its missing parents) and not yet in place: commit() moves them there. Destroyed before that (a
+// later output failed), or on a signal, it removes them and the directories it made.
+class StagedPictures {
+ public:
+  // The checks above, then the files ({} without --svg). If writing fails, the files and
+  // directories this run made are removed before the UsageError is thrown.
+  StagedPictures(const report::Report& report, const OutputOptions& options);
+  ~StagedPictures();
+  StagedPictures(const StagedPictures&) = delete;
+  StagedPictures& operator=(const StagedPictures&) = delete;
+  // Renames them into place; UsageError, with none of them left, when that fails.
+  void commit();
+  // After commit(): removes them and the directories made for them (a later output failed).
+  void take_back();
+  // Their file names ({} without --svg).
+  const std::vector<std::string>& names() const;
 
-// Removes pictures this run wrote (a later output failed).
-void remove_pictures(const OutputOptions& options, const std::vector<std::string>& names);
+ private:
+  struct Files;
+  std::unique_ptr<Files> files_;
+};
 
 // The lesson as text on standard output, with heatmaps coloured and laid out for the terminal,
 // all at once or (--step) one stage at a time; then the list of pictures written, if any.

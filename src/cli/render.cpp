@@ -9,6 +9,7 @@
 #include "lesson_kit/options.hpp"
 #include "report/dump_sink.hpp"
 #include "report/html_sink.hpp"
+#include "report/interrupt.hpp"
 #include "report/manifest.hpp"
 #include "report/npz_sink.hpp"
 #include "report/stage_select.hpp"
@@ -130,10 +131,11 @@ void check_output(const OutputOptions& options) {
 
 void render(const report::Report& report, const OutputOptions& options) {
   // What the finished report can still refuse (a picture too large, too many pictures) is
-  // checked before anything is written; then the dump and the archive are staged, the pictures
-  // written and the dump and archive moved into place, so a run that fails part-way leaves none
-  // of them behind. (The archive's rename comes last: a rename beside a checked, writable
-  // target is the step least likely to fail, so it is the one a failure can follow least.)
+  // checked before anything is written; then the dump, the archive, the page and the pictures
+  // are staged under temporary names and moved into place, so a run that fails part-way, or is
+  // stopped by a signal, leaves none of them behind. (The archive's rename comes last: a rename
+  // beside a checked, writable target is the step least likely to fail, so it is the one a
+  // failure can follow least.)
   check_pictures_of(report, options);
   std::optional<report::StagedDump> dump;
   if (options.dump) {
@@ -162,31 +164,37 @@ void render(const report::Report& report, const OutputOptions& options) {
       throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
     }
   }
-  const std::vector<std::string> pictures = write_pictures(report, options);
-  if (html) {
-    try {
-      html->commit();
-    } catch (const std::exception& e) {
-      remove_pictures(options, pictures);
-      throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
+  StagedPictures pictures(report, options);
+  {
+    // Every output moves into place in one step (a few renames) that a signal does not cut: one
+    // that comes meanwhile ends attn once they all landed (report/interrupt.hpp).
+    const report::SignalsHeld held;
+    pictures.commit();
+    if (html) {
+      try {
+        html->commit();
+      } catch (const std::exception& e) {
+        pictures.take_back();
+        throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
+      }
     }
-  }
-  if (dump) {
-    try {
-      dump->commit();
-    } catch (const std::exception& e) {
-      remove_pictures(options, pictures);
-      if (html) std::remove(options.html_path.c_str());  // this run's page goes with the rest
-      throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
+    if (dump) {
+      try {
+        dump->commit();
+      } catch (const std::exception& e) {
+        pictures.take_back();
+        if (html) std::remove(options.html_path.c_str());  // this run's page goes with the rest
+        throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
+      }
     }
-  }
-  if (npz) {
-    try {
-      npz->commit();
-    } catch (const std::exception& e) {
-      remove_pictures(options, pictures);
-      if (html) std::remove(options.html_path.c_str());
-      throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
+    if (npz) {
+      try {
+        npz->commit();
+      } catch (const std::exception& e) {
+        pictures.take_back();
+        if (html) std::remove(options.html_path.c_str());
+        throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
+      }
     }
   }
   if (options.format == "json") {
@@ -199,7 +207,7 @@ void render(const report::Report& report, const OutputOptions& options) {
   report::TextOptions text;
   text.print.precision = options.precision;
   text.shapes_only = options.shapes_only;
-  show_text(report, options, text, pictures);
+  show_text(report, options, text, pictures.names());
 }
 
 int failed_checks_status(const report::Report& report) {

@@ -94,14 +94,15 @@ StagedDump::StagedDump(const Report& report, const std::string& command, const s
   target_ = target.string();
   tmp_ = tmp.string();
   // What failed, said about DIR: the temporary name would only puzzle the learner. The destructor
-  // does not run for a constructor that throws, so this cleans up itself.
+  // does not run for a constructor that throws, so this cleans up itself (parents_ as a member).
   auto fail = [&](const std::string& what, const std::string& why) {
     std::error_code ec;
     fs::remove_all(tmp, ec);
-    remove_if_empty(made_parents_);
     throw std::runtime_error("could not write " + what + ": " + why);
   };
-  made_parents_ = make_parents(target.string());  // throws, having removed what it made
+  parents_ = std::make_unique<MadeDirs>(target.parent_path().string());  // throws, having removed what it made
+  on_signal_ = RemovedOnSignal::tree(tmp_);  // before the directory exists
+  remove_stale_staging(target_);
   std::error_code ec;
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec) || ec) fail(dir, ec ? ec.message() : "cannot create a directory there");
@@ -116,16 +117,18 @@ StagedDump::StagedDump(const Report& report, const std::string& command, const s
 }
 
 void StagedDump::commit() {
+  const SignalsHeld held;  // the swap and the old dump's removal, as one step
   move_into_place(tmp_, target_);
   committed_ = true;
+  on_signal_.forget();
+  parents_->keep();
 }
 
 StagedDump::~StagedDump() {
   if (committed_) return;
   std::error_code ec;
   fs::remove_all(tmp_, ec);
-  remove_if_empty(made_parents_);
-}
+}  // then parents_ removes the directories it made, and on_signal_ forgets the temporary one
 
 void write_dump(const Report& report, const std::string& command, const std::string& dir) {
   StagedDump(report, command, dir).commit();

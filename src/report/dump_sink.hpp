@@ -1,16 +1,18 @@
 // --dump DIR: every tensor a lesson shows as a float32 .npy file, plus manifest.json (with
 // --shapes-only, manifest.json alone: names and shapes, no values).
 // Everything is written into a temporary directory beside DIR and renamed to DIR at the end,
-// so a run that fails half-way leaves nothing behind. Missing parents of DIR are created (and
-// removed again if the dump never lands); a previous dump in DIR is replaced in one atomic swap,
-// as re-running a notebook cell replaces its output. The files are dump_files.hpp's list, which --npz
-// (npz_sink.hpp) stores in one archive.
+// so a run that fails half-way, or is stopped by a signal, leaves nothing behind. Missing parents
+// of DIR are created (and removed again if the dump never lands); a previous dump in DIR is
+// replaced in one atomic swap, as re-running a notebook cell replaces its output. The files are
+// dump_files.hpp's list, which --npz (npz_sink.hpp) stores in one archive.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "report/stage.hpp"
+#include "report/staging.hpp"
 
 namespace attn::report {
 
@@ -22,8 +24,8 @@ void check_dump_target(const std::string& dir);
 // A dump written into its temporary directory beside `dir` but not yet in place, so that other
 // outputs (--svg) can be written before it appears: commit() renames it to `dir` (swapping out a
 // previous dump there); if commit() is never called (a later step failed), the destructor removes
-// it and the parents it created. Errors are std::runtime_error naming `dir` and the file, never
-// the temporary path.
+// it and the parents it created (a signal does the same: interrupt.hpp). Errors are
+// std::runtime_error naming `dir` and the file, never the temporary path.
 class StagedDump {
  public:
   StagedDump(const Report& report, const std::string& command, const std::string& dir);
@@ -34,7 +36,8 @@ class StagedDump {
 
  private:
   std::string target_, tmp_;
-  std::vector<std::string> made_parents_;  // directories created above `dir`, outermost first
+  std::unique_ptr<MadeDirs> parents_;  // directories created above `dir`
+  RemovedOnSignal on_signal_;          // the temporary directory, until it is renamed or removed
   bool committed_ = false;
 };
 

@@ -1,7 +1,9 @@
 #include "report/staging.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <stdexcept>
 
@@ -34,29 +36,57 @@ void check_parent_writable(const std::string& target) {
     throw std::runtime_error("its parent directory " + parent.string() + " is not writable");
 }
 
-std::vector<std::string> make_parents(const std::string& target) {
-  std::vector<std::string> made;
+MadeDirs::MadeDirs(const std::string& dir) {
   std::error_code ec;
-  for (fs::path p = fs::path(target).parent_path(); p.has_relative_path() && !fs::exists(p, ec); p = p.parent_path())
-    made.insert(made.begin(), p.string());
-  for (std::size_t i = 0; i < made.size(); ++i)
-    if (!fs::create_directory(made[i], ec) && ec) {
-      const std::string what = "could not write " + made[i] + ": " + ec.message();
-      made.resize(i);
-      remove_if_empty(made);
+  std::vector<std::string> missing;
+  for (fs::path p = fs::absolute(fs::path(without_trailing_slash(dir)), ec); p.has_relative_path() && !fs::exists(p, ec);
+       p = p.parent_path())
+    missing.insert(missing.begin(), p.string());
+  if (missing.empty()) return;
+  on_signal_ = RemovedOnSignal::empty_dirs(missing.front(), missing.back());  // before the first is made
+  for (const std::string& d : missing) {
+    if (!fs::create_directory(d, ec) && ec) {
+      const std::string what = "could not write " + d + ": " + ec.message();
+      remove();
       throw std::runtime_error(what);
     }
-  return made;
+    made_.push_back(d);
+  }
 }
 
-void remove_if_empty(const std::vector<std::string>& made) {
+void MadeDirs::keep() {
+  kept_ = true;
+  on_signal_.forget();
+}
+
+void MadeDirs::remove() {
   std::error_code ec;
-  for (auto it = made.rbegin(); it != made.rend(); ++it) fs::remove(*it, ec);  // fails, harmlessly, if not empty
+  for (auto it = made_.rbegin(); it != made_.rend(); ++it) fs::remove(*it, ec);  // fails, harmlessly, if not empty
+  on_signal_.forget();
 }
 
 std::string staging_path(const std::string& target) {
   const fs::path t(target);
   return (t.parent_path() / ("." + t.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
+}
+
+void remove_stale_staging(const std::string& target) {
+  const fs::path t(fs::absolute(fs::path(target)));
+  const std::string prefix = "." + t.filename().string() + ".tmp-";
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(t.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    // A pid as getpid() writes it: decimal digits, no sign, no leading zero, within pid_t.
+    if (digits.size() > 9 || digits[0] == '0' || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or someone else's (EPERM)
+    stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
 }
 
 void check_file_target(const std::string& path, const std::string& example) {
@@ -71,20 +101,27 @@ void check_file_target(const std::string& path, const std::string& example) {
 }
 
 StagedFile::StagedFile(const std::string& path)
-    : target_(fs::absolute(fs::path(path)).string()), tmp_(staging_path(target_)), made_parents_(make_parents(target_)) {}
+    : target_(fs::absolute(fs::path(path)).string()),
+      tmp_(staging_path(target_)),
+      parents_(fs::path(target_).parent_path().string()),
+      on_signal_(RemovedOnSignal::tree(tmp_)) {
+  remove_stale_staging(target_);
+}
 
 void StagedFile::commit(const std::string& what) {
   std::error_code ec;
   fs::rename(tmp_, target_, ec);
   if (ec) throw std::runtime_error("could not move the " + what + " into place: " + ec.message());
   committed_ = true;
+  on_signal_.forget();
+  parents_.keep();
 }
 
 StagedFile::~StagedFile() {
   if (committed_) return;
   std::error_code ec;
   fs::remove(tmp_, ec);
-  remove_if_empty(made_parents_);
-}
+  on_signal_.forget();
+}  // then parents_ removes the directories it made
 
 }  // namespace attn::report

@@ -1,11 +1,16 @@
-// What --dump DIR, --npz PATH and --html FILE share in writing their output where it belongs: the
-// parents to create (and to remove again when the output never lands) and the check that the
-// nearest existing one takes new entries. Each writes into a temporary entry beside the target
-// and renames it at the end (dump_sink.hpp, npz_sink.hpp, html_sink.hpp).
+// What --dump DIR, --npz PATH, --html FILE and --svg DIR share in writing their output where it
+// belongs: the parents to create (and to remove again when the output never lands) and the check
+// that the nearest existing one takes new entries. Each writes into a temporary entry beside the
+// target (staging_path) and renames it at the end (dump_sink.hpp, npz_sink.hpp, html_sink.hpp,
+// svg_sink.hpp). A signal that ends the run removes the temporary entries and the directories
+// made for them (interrupt.hpp); what SIGKILL leaves, the next run writing the same target
+// removes (remove_stale_staging).
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "report/interrupt.hpp"
 
 namespace attn::report {
 
@@ -17,16 +22,40 @@ std::string without_trailing_slash(const std::string& path);
 // parent is a directory that takes new entries (so the missing parents can be created).
 void check_parent_writable(const std::string& target);
 
-// Creates the missing parents of `target` (absolute), outermost first, and returns them in that
-// order; throws std::runtime_error naming the one that could not be made (after removing those
-// made before it).
-std::vector<std::string> make_parents(const std::string& target);
+// The directories made for an output: `dir` and its missing parents, created outermost first.
+// They are registered for removal on a signal (interrupt.hpp) before the first one is made; the
+// destructor removes those still empty, innermost first, unless keep() was called (the output
+// landed in them).
+class MadeDirs {
+ public:
+  MadeDirs() = default;
+  // Throws std::runtime_error "could not write <directory>: <reason>", having removed what it made.
+  explicit MadeDirs(const std::string& dir);
+  ~MadeDirs() {
+    if (!kept_) remove();
+  }
+  MadeDirs(MadeDirs&&) = default;
+  MadeDirs& operator=(MadeDirs&&) = delete;
+  MadeDirs(const MadeDirs&) = delete;
+  MadeDirs& operator=(const MadeDirs&) = delete;
+  void keep();
+  // Removes the ones still empty now (also after keep(): an output that landed was taken back).
+  void remove();
+  const std::vector<std::string>& made() const { return made_; }  // outermost first
 
-// Removes the directories of `made` (outermost first) that are still empty, innermost first.
-void remove_if_empty(const std::vector<std::string>& made);
+ private:
+  std::vector<std::string> made_;
+  RemovedOnSignal on_signal_;
+  bool kept_ = false;
+};
 
 // The temporary entry an output is written to beside `target` (absolute): "<dir>/.<name>.tmp-<pid>".
 std::string staging_path(const std::string& target);
+
+// Removes the temporary entries beside `target` that runs killed by SIGKILL (or a crash) left:
+// exactly "<dir>/.<name>.tmp-<pid>" for a pid that is no longer a process. A live process's entry,
+// this run's own and every other name are left alone; a failure to remove one is ignored.
+void remove_stale_staging(const std::string& target);
 
 // Throws std::runtime_error with the reason unless `path` can take a single output file: not a
 // name ending in '/', not a directory (`example`, "causal.npz", is the file name suggested), not
@@ -35,7 +64,8 @@ void check_file_target(const std::string& path, const std::string& example);
 
 // One output file (--npz's archive, --html's page) written to staging_path(path) and renamed over
 // `path` by commit(): a reader sees the old file or the new one, never half of one. Creating it
-// creates the missing parents; destroying it uncommitted removes the temporary file and them.
+// creates the missing parents and removes stale staging of `path`; destroying it uncommitted, or a
+// signal before commit(), removes the temporary file and the parents.
 class StagedFile {
  public:
   explicit StagedFile(const std::string& path);  // throws, having removed what it made
@@ -48,7 +78,8 @@ class StagedFile {
 
  private:
   std::string target_, tmp_;
-  std::vector<std::string> made_parents_;  // directories created above the target, outermost first
+  MadeDirs parents_;           // directories created above the target
+  RemovedOnSignal on_signal_;  // the temporary file, until it is renamed or removed
   bool committed_ = false;
 };
 

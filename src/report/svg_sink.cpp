@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <stdexcept>
 
 #include "report/colormap.hpp"
+#include "report/staging.hpp"
 #include "report/text_width.hpp"
 
 namespace attn::report {
@@ -561,6 +563,26 @@ std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages,
 
 void SvgSink::begin(const Header& header, std::size_t) { header_ = header; }
 
+// Every picture of a run is registered at once, beside the dump, the archive, the page and their
+// directories.
+static_assert(kMaxSvgFiles + 16 <= kMaxRemovedOnSignal, "the signal handler's table holds every picture");
+
+void SvgSink::commit() {
+  for (std::size_t i = 0; i < written_.size(); ++i) {
+    if (std::rename(staged_[i].c_str(), (dir_ + "/" + written_[i]).c_str()) == 0) continue;
+    const std::string why = std::strerror(errno);
+    for (std::size_t j = 0; j < i; ++j) std::remove((dir_ + "/" + written_[j]).c_str());  // this run's, already moved
+    throw std::runtime_error("could not write " + dir_ + "/" + written_[i] + ": " + why);
+  }
+  committed_ = true;
+  removed_on_signal_.clear();
+}
+
+SvgSink::~SvgSink() {
+  if (committed_) return;
+  for (const std::string& tmp : staged_) std::remove(tmp.c_str());
+}
+
 void SvgSink::stage(const Stage& s, std::size_t total) {
   std::set<std::string> used;  // two tensors of one name in a stage still get two files
   auto write = [&](const std::string& tensor, const std::vector<std::size_t>& index, const std::string& svg) {
@@ -569,22 +591,14 @@ void SvgSink::stage(const Stage& s, std::size_t total) {
       name = svg_file_name(header_.lesson, s.index, total, tensor + "-" + std::to_string(k), index);
     used.insert(name);
     const std::string path = dir_ + "/" + name;
-    const std::string tmp = dir_ + "/." + name + "." + std::to_string(getpid()) + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << svg;
-      out.close();
-      if (!out) {
-        const std::string why = std::strerror(errno);
-        std::remove(tmp.c_str());
-        throw std::runtime_error("could not write " + path + ": " + why);
-      }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      const std::string why = std::strerror(errno);
-      std::remove(tmp.c_str());
-      throw std::runtime_error("could not write " + path + ": " + why);
-    }
+    const std::string tmp = staging_path(path);
+    remove_stale_staging(path);
+    removed_on_signal_.push_back(RemovedOnSignal::tree(std::filesystem::absolute(tmp).string()));  // before it exists
+    staged_.push_back(tmp);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << svg;
+    out.close();
+    if (!out) throw std::runtime_error("could not write " + path + ": " + std::strerror(errno ? errno : EIO));
     written_.push_back(name);
   };
   for (const Item& item : s.items) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "report/interrupt.hpp"
 #include "report/panels.hpp"
 #include "report/stage.hpp"
 
@@ -88,15 +89,24 @@ std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stage
 // break the line. File name: svg_file_name(lesson, stage, total, tensor, {}).
 std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t);
 
-// Writes the pictures of every attention tensor and every curve of each stage it is given. Each file is written
-// under a temporary name in `dir` and renamed, so a reader never sees half a picture.
+// Writes the pictures of every attention tensor and every curve of each stage it is given. Each
+// file is written to its temporary name beside its place (staging.hpp, staging_path:
+// "<dir>/.<name>.tmp-<pid>", registered for removal on a signal) and stays there until commit()
+// renames them all into place: the pictures of a run that fails, or is stopped by a signal, never
+// appear. Destroyed before commit(), it removes what it wrote.
 class SvgSink : public Sink {
  public:
   explicit SvgSink(std::string dir, PanelSelection selection = {}, PanelView view = {})
       : dir_(std::move(dir)), selection_(std::move(selection)), view_(view) {}
+  ~SvgSink() override;
+  SvgSink(const SvgSink&) = delete;
+  SvgSink& operator=(const SvgSink&) = delete;
   void begin(const Header& header, std::size_t total_stages) override;
   void stage(const Stage& stage, std::size_t total_stages) override;
   void end() override {}
+  // Renames every picture into place, in order (a file of the same name is replaced). Throws
+  // std::runtime_error "could not write <dir>/<name>: <reason>", having removed this run's pictures.
+  void commit();
   const std::vector<std::string>& written() const { return written_; }  // file names, in order
 
  private:
@@ -105,6 +115,9 @@ class SvgSink : public Sink {
   PanelView view_;  // --heatmap-scale and --head
   Header header_;
   std::vector<std::string> written_;
+  std::vector<std::string> staged_;                // the temporary name of each, until commit()
+  std::vector<RemovedOnSignal> removed_on_signal_; // one per staged file
+  bool committed_ = false;
 };
 
 }  // namespace attn::report
