@@ -1012,8 +1012,11 @@ TEST_CASE("attn watch without a terminal: checks on each save, moves on when it 
   REQUIRE(at != std::string::npos);
   at = watch.wait_for("attn watch: [##-] 2 of 3 pass. Now: c (lesson causal)", at);
   REQUIRE(at != std::string::npos);
-  at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp.", at);
+  at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp:", at);
   REQUIRE(at != std::string::npos);
+  // c is announced, not checked: its stub's failures would scroll b's pass away.
+  CHECK(watch.seen().find("attn check c", at) == std::string::npos);
+  CHECK(watch.seen().rfind("attn check c") == std::string::npos);
 
   watch.signal(SIGINT);
   const int status = watch.finish();
@@ -1034,11 +1037,18 @@ TEST_CASE("attn watch on a terminal: a pass stays on screen, h shows the hint, t
     REQUIRE(at != std::string::npos);
     CHECK(watch.seen().find("\033[2J") != std::string::npos);  // a terminal: the check starts on a clean screen
     Course::write(course.paths.learner(course.get("b")), kPass);
-    at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp.", at);
+    at = watch.wait_for("Waiting for you to save lessons/exercises/c.cpp:", at);
     REQUIRE(at != std::string::npos);
-    // b's pass and its solution are still on screen: moving on to c did not clear it.
+    // b's pass and its solution are still on screen: moving on to c did not clear it, nor
+    // check c (its failures would fill the screen).
     const std::size_t cleared = watch.seen().rfind("\033[2J");
     CHECK(watch.seen().find("solutions/b.cpp", cleared) != std::string::npos);
+    CHECK(watch.seen().find("attn check c", cleared) == std::string::npos);
+    // Enter alone checks c now, on a clean screen.
+    watch.send("\n");
+    at = watch.wait_for("attn check c: ", at);
+    REQUIRE(at != std::string::npos);
+    CHECK(watch.seen().rfind("\033[2J") > cleared);
     watch.send("h\n");
     at = watch.wait_for("the hint of c", at);
     CHECK(at != std::string::npos);
