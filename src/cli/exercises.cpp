@@ -557,6 +557,26 @@ ExercisePaths ExercisePaths::configured() {
   return p;
 }
 
+ExercisePaths ExercisePaths::for_binary_in(const std::string& running_from) {
+  ExercisePaths p = configured();
+  std::error_code ec;
+  const fs::path here = fs::weakly_canonical(running_from, ec);
+  const fs::path built = fs::weakly_canonical(p.build_dir, ec);
+  if (here.empty() || here == built) return p;
+  // Elsewhere is fine for an installed attn (cmake --install: ~/.local/bin), which follows the
+  // clone it was built for. A binary in another build tree (its CMakeCache.txt) or inside another
+  // clone was copied or moved with a repository.
+  const fs::path beside = here.parent_path();
+  const bool clone_here = fs::exists(beside / "lessons" / "exercises" / "exercises.txt", ec);
+  if (!clone_here && !fs::exists(here / "CMakeCache.txt", ec)) return p;
+  throw UsageError("this attn was built in " + built.string() + " for the exercises of " + p.source_dir +
+                   ", but runs from " + here.string() + ": it would build and check " + p.source_dir + "'s files" +
+                   (clone_here ? ", not " + beside.string() + "'s. Build this clone's own: cmake -S " + beside.string() +
+                                     " -B " + (beside / "build").string() + " && cmake --build " +
+                                     (beside / "build").string() + " -j2."
+                               : ". Run the attn in " + built.string() + "."));
+}
+
 std::string ExercisePaths::table() const { return source_dir + "/lessons/exercises/exercises.txt"; }
 std::string ExercisePaths::learner(const Exercise& e) const { return source_dir + "/lessons/exercises/" + e.file; }
 std::string ExercisePaths::solution(const Exercise& e) const {

@@ -39,6 +39,12 @@ struct ExercisePaths {
   std::string cmake;       // the cmake that configured the build
 
   static ExercisePaths configured();
+  // configured(), refused (UsageError) when this attn runs from another build tree or from inside
+  // another clone (a copied or moved repository): it would build and check the files of the clone
+  // CMake configured, not those beside it. An installed attn (no build tree, no clone around it)
+  // follows the clone it was built for. `running_from`: the directory of the running
+  // binary (/proc/self/exe), given so that a test can name another.
+  static ExercisePaths for_binary_in(const std::string& running_from);
 
   std::string table() const;                        // lessons/exercises/exercises.txt
   std::string learner(const Exercise& e) const;     // lessons/exercises/<file>

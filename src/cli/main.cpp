@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -402,6 +403,15 @@ bool model_output_option(const attn::SharedOption& o) {
   return o.bits == 0 && f != "--values" && f != "--preset";
 }
 
+// The exercises of the clone this attn was built for, refused when it runs from another place (a
+// copied or moved repository): its commands would touch the other clone's files.
+attn::cli::ExercisePaths own_exercise_paths() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? attn::cli::ExercisePaths::configured()
+            : attn::cli::ExercisePaths::for_binary_in(exe.parent_path().string());
+}
+
 int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
   const attn::LessonEntry* lesson = &lesson_named(raw.lesson);
   std::set<std::string> given;
@@ -712,7 +722,7 @@ int main(int argc, char** argv) {
       status = attn::cli::run_tokenize(tokenize_opts, printed);
       std::cout << printed.str();
     } else if (app.got_subcommand("exercises")) {
-      status = attn::cli::list_exercises(attn::cli::ExercisePaths::configured(), std::cout);
+      status = attn::cli::list_exercises(own_exercise_paths(), std::cout);
     } else if (app.got_subcommand("check")) {
       attn::cli::CheckLimits limits;
       if (check->get_option("--time-limit")->count())
@@ -722,13 +732,13 @@ int main(int argc, char** argv) {
         limits.build_time_limit_s = static_cast<int>(parse_number("--build-time-limit", check_build_time, 1, 86400));
       if (check->get_option("--build-memory-limit")->count())
         limits.build_memory_mib = parse_number("--build-memory-limit", check_build_memory, 256, 1 << 20);
-      status = attn::cli::check_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout, limits);
+      status = attn::cli::check_exercise(own_exercise_paths(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
-      status = attn::cli::print_hint(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+      status = attn::cli::print_hint(own_exercise_paths(), exercise, std::cout);
     } else if (app.got_subcommand(reset)) {
-      status = attn::cli::reset_exercise(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+      status = attn::cli::reset_exercise(own_exercise_paths(), exercise, std::cout);
     } else if (app.got_subcommand(watch)) {
-      status = attn::cli::watch_exercises(attn::cli::ExercisePaths::configured(), exercise, std::cout);
+      status = attn::cli::watch_exercises(own_exercise_paths(), exercise, std::cout);
     } else {
       std::cout << app.help();
     }

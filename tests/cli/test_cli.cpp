@@ -980,3 +980,46 @@ TEST_CASE("text output along the batch axis is bounded: grids, tables and lists 
   // The reproduce line stays runnable and short: one run of 65536 equal lengths.
   CHECK(padding.out.find("valid_lens = torch.tensor([1] * 65536)") != std::string::npos);
 }
+
+TEST_CASE("an attn copied out of its build tree refuses the exercise commands, naming both trees") {
+  // A learner who copies or moves the repository runs a binary that would still build and check
+  // the first clone's files: it says so instead.
+  namespace fs = std::filesystem;
+  const fs::path clone = fs::path(ATTN_TEST_TMP) / "moved-clone";
+  fs::remove_all(clone);
+  fs::create_directories(clone / "build");
+  fs::copy_file(kAttn, clone / "build" / "attn");
+  std::ofstream(clone / "build" / "CMakeCache.txt") << "# another build tree\n";
+  const std::string moved = (clone / "build" / "attn").string();
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"exercises"}, {"check", "causal-mask"}, {"hint", "causal-mask"}, {"reset", "causal-mask"}, {"watch"}}) {
+    CAPTURE(args[0]);
+    std::vector<std::string> argv{moved};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = attn::testing::run(argv, 20);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find("attn: error: this attn was built in ") == 0);
+    CHECK(r.err.find("but runs from " + fs::weakly_canonical(clone / "build").string()) != std::string::npos);
+    CHECK(r.err.find("Run the attn in ") != std::string::npos);
+  }
+  // Inside a copy of the repository, it gives the commands that build that copy's own.
+  fs::create_directories(clone / "lessons" / "exercises");
+  std::ofstream(clone / "lessons" / "exercises" / "exercises.txt") << "# a copied table\n";
+  const auto r = attn::testing::run({moved, "exercises"}, 20);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("Build this clone's own: cmake -S " + fs::weakly_canonical(clone).string()) != std::string::npos);
+  // Lessons do not depend on the tree: the copy runs them.
+  CHECK(attn::testing::run({moved, "lesson", "causal", "--shapes-only"}, 20).status == 0);
+  // The binary in its own tree is not refused, nor a copy outside any tree (as cmake --install
+  // makes one): those follow the clone they were built for.
+  CHECK(attn_run({"exercises"}).status == 0);
+  const fs::path prefix = fs::path(ATTN_TEST_TMP) / "moved-prefix";
+  fs::remove_all(prefix);
+  fs::create_directories(prefix / "bin");
+  fs::copy_file(kAttn, prefix / "bin" / "attn");
+  CHECK(attn::testing::run({(prefix / "bin" / "attn").string(), "exercises"}, 20).status == 0);
+  fs::remove_all(prefix);
+  fs::remove_all(clone);
+}
