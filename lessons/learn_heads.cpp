@@ -71,6 +71,22 @@ double norm(const double* v, std::size_t n) {
   return std::sqrt(s);
 }
 
+// Every head's previous-token and induction scores on the held-out sequences: "prev ind" per head,
+// layer by layer, head by head.
+std::vector<HeadScores> all_head_scores(const TinyLmForward<double>& f, const InductionBatch& held) {
+  std::vector<HeadScores> scores;
+  for (std::size_t l = 0; l < kLayers; ++l)
+    for (std::size_t i = 0; i < kHeadsPerLayer; ++i) scores.push_back(head_scores(f.blocks[l].attn_weights, i, held));
+  return scores;
+}
+
+// How often the heads are scored during training: every 25 steps, or at most about 12 rows for a
+// longer run (a multiple of 25).
+std::size_t score_interval(std::size_t steps) {
+  const std::size_t every = 25;
+  return std::max(every, (steps / 12 + every - 1) / every * every);
+}
+
 std::string f4(double v) { return report::fixed(v, 4); }
 std::string f2(double v) { return report::fixed(v, 2); }
 
@@ -287,6 +303,11 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
   for (std::size_t k : {steps / 3, 2 * steps / 3})
     if (k >= 2 && (snap_steps.empty() || snap_steps.back() != k)) snap_steps.push_back(k);
   std::vector<xt::xtensor<double, 4>> snapshots;  // held-out 0, layer 2, at those steps
+  // The heads' scores on the held-out sequences as training goes: untrained, then every
+  // score_interval steps and at the end (the phase change, stage 6).
+  const std::size_t every = score_interval(steps);
+  std::vector<std::size_t> scored_at{0};
+  std::vector<std::vector<HeadScores>> scored{all_head_scores(held0, held)};
   report_progress(opts, 1, steps);
   TinyLmForward<double> f;  // every step's activations and gradients, in the same memory each step
   TinyLmGrads<double> g;
@@ -303,6 +324,10 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
     for (std::size_t k = 0; k < snap_steps.size(); ++k)
       if (step == snap_steps[k])
         snapshots.push_back(first_sequence(tiny_lm_forward(model, held_in).blocks[1].attn_weights));
+    if (step % every == 0 || step == steps) {
+      scored_at.push_back(step);
+      scored.push_back(all_head_scores(tiny_lm_forward(model, held_in), held));
+    }
   }
   const TinyLmForward<double> held1 = tiny_lm_forward(model, held_in);
   {
@@ -325,6 +350,52 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
             "mean loss", end_loss, Relation::AtMost, kLossFraction * guess);
     s.note("Each step draws a new batch, so the curve is noisy; the last " + std::to_string(tail) +
            " steps average " + f4(end_loss) + " against " + f4(guess) + " for guessing.");
+    // The phase change: each head's two scores on the held-out sequences as training goes.
+    std::vector<std::string> header{"step"};
+    for (std::size_t l = 0; l < kLayers; ++l)
+      for (std::size_t i = 0; i < kHeadsPerLayer; ++i) {
+        const std::string head = std::to_string(l + 1) + "." + std::to_string(i);
+        header.push_back(head + " prev");
+        header.push_back(head + " ind");
+      }
+    std::vector<std::vector<std::string>> phase;
+    // The intervals in which layer 2's best induction score and layer 1's best previous-token
+    // score rose most.
+    std::size_t rise_at = 1, prev_rise_at = 1;
+    double rise = -1, prev_rise = -1;
+    auto best_l2_ind = [](const std::vector<HeadScores>& sc) {
+      double best = 0;
+      for (std::size_t i = 0; i < kHeadsPerLayer; ++i) best = std::max(best, sc[kHeadsPerLayer + i].induction);
+      return best;
+    };
+    auto best_l1_prev = [](const std::vector<HeadScores>& sc) {
+      double best = 0;
+      for (std::size_t i = 0; i < kHeadsPerLayer; ++i) best = std::max(best, sc[i].previous);
+      return best;
+    };
+    for (std::size_t r = 0; r < scored.size(); ++r) {
+      std::vector<std::string> row{std::to_string(scored_at[r])};
+      for (const HeadScores& sc : scored[r]) {
+        row.push_back(f2(sc.previous));
+        row.push_back(f2(sc.induction));
+      }
+      phase.push_back(row);
+      if (r > 0 && best_l2_ind(scored[r]) - best_l2_ind(scored[r - 1]) > rise)
+        rise = best_l2_ind(scored[r]) - best_l2_ind(scored[r - 1]), rise_at = r;
+      if (r > 0 && best_l1_prev(scored[r]) - best_l1_prev(scored[r - 1]) > prev_rise)
+        prev_rise = best_l1_prev(scored[r]) - best_l1_prev(scored[r - 1]), prev_rise_at = r;
+    }
+    s.table(header, phase);
+    s.note("Every " + std::to_string(every) + " steps, each head's scores on the " + std::to_string(kHeldOut) +
+           " held-out sequences (\"1.0\" is layer 1 head 0; prev: weight on the previous letter, ind: on the "
+           "letter after the earlier occurrence; stage 7 defines both). The best layer-2 induction score rose most "
+           "between steps " + std::to_string(scored_at[rise_at - 1]) + " and " + std::to_string(scored_at[rise_at]) +
+           ", from " + f2(best_l2_ind(scored[rise_at - 1])) + " to " + f2(best_l2_ind(scored[rise_at])) +
+           "; layer 1's best previous-token score, which the induction head reads, rose most between steps " +
+           std::to_string(scored_at[prev_rise_at - 1]) + " and " + std::to_string(scored_at[prev_rise_at]) + " (" +
+           f2(best_l1_prev(scored[prev_rise_at - 1])) + " to " + f2(best_l1_prev(scored[prev_rise_at])) +
+           "). Induction heads tend to form in a short stretch of training like this, a phase change rather than "
+           "a slow drift.");
     for (std::size_t k = 0; k < snapshots.size(); ++k)
       s.keep("attn_weights layer 2 at step " + std::to_string(snap_steps[k]), snapshots[k]);
     for (const auto& p : tiny_lm_params(model, zeros_like(model))) {
@@ -412,7 +483,9 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
              std::to_string(L) + "), the rows of the second copy in layer 2 head " + std::to_string(best_ind_head) +
              " put " + f2(stripe) + " of their weight on average on a diagonal stripe " + std::to_string(L - 1) +
              " columns to the left of the diagonal; layer 1 head " + std::to_string(best_prev_head) + " puts " +
-             f2(below) + " of each row's weight on average on the stripe just below the diagonal.");
+             f2(below) + " of each row's weight on average on the stripe just below the diagonal. In the terminal "
+             "a cell is one character of 9 shades; `--svg DIR` draws each weight as a square with its value, "
+             "where the stripes are easiest to see.");
     }
   }
 }

@@ -170,3 +170,31 @@ TEST_CASE("--steps and --lr are validated: zero, absurd and malformed values are
   CHECK(refused(*lr, "inf") != "");
   CHECK(refused(*steps, "20") == "");
 }
+
+TEST_CASE("the phase change is on screen: every head's two scores every 25 steps") {
+  const report::Report r = run_lesson("learn-heads");
+  const report::TableItem& t = attn::test::table_with(r, "2.1 ind");
+  REQUIRE(t.header.size() == 9);
+  CHECK(t.header[0] == "step");
+  CHECK(t.header[1] == "1.0 prev");
+  REQUIRE(t.rows.size() == 13);  // untrained, then 25, 50, ..., 300
+  CHECK(t.rows.front()[0] == "0");
+  CHECK(t.rows.back()[0] == "300");
+  // Seed 1's layer-2 head 1 becomes an induction head between steps 100 and 200.
+  CHECK(t.rows[4][0] == "100");
+  CHECK(t.rows[4][8] == "0.29");
+  CHECK(t.rows[6][8] == "0.79");
+  CHECK(t.rows[8][8] == "0.91");
+  bool said = false;
+  for (const auto& s : r.stages())
+    for (const auto& note : attn::test::notes(s))
+      said = said || note.find("rose most between steps 100 and 125, from 0.29 to 0.68") != std::string::npos;
+  CHECK(said);
+  // A shorter run is scored at its end too; a longer one every multiple of 25 that keeps about 12 rows.
+  LessonOptions short_run;
+  short_run.own["--steps"] = 60;
+  const report::Report short_report = run_lesson("learn-heads", short_run);
+  const report::TableItem& s = attn::test::table_with(short_report, "2.1 ind");
+  REQUIRE(s.rows.size() == 4);
+  CHECK(s.rows[3][0] == "60");
+}
