@@ -447,3 +447,17 @@ TEST_CASE("labels: column labels that do not match the columns are dropped, row 
   CHECK(format_tensor(t) == R"(tensor([[0.1000, 0.9000],  # x
         [0.6000, 0.4000]])  # y)");
 }
+
+TEST_CASE("sci_mode on and off override PyTorch's choice, as torch.set_printoptions(sci_mode=...) does") {
+  // Checked against PyTorch 1.13 with torch.set_printoptions(precision=4, sci_mode=True / False).
+  attn::report::PrintOptions on, off;
+  on.sci_mode = true;
+  off.sci_mode = false;
+  CHECK(format_tensor(item({2}, {1.0, 2.0}), on) == "tensor([1.0000e+00, 2.0000e+00])");
+  CHECK(format_tensor(item({2}, {0.0, 0.0}), on) == "tensor([0., 0.])");  // no nonzero value: the mode stays
+  // The width stays the one the automatic choice measured (e-notation's, 10), as in PyTorch.
+  CHECK(format_tensor(item({3}, {1e-5, 0.5, 2.0}), off) == "tensor([    0.0000,     0.5000,     2.0000])");
+  CHECK(format_tensor(item({2}, {1e6, 1.0}), off) == "tensor([  1000000.,         1.])");
+  // Unset, the automatic choice: e-notation for a value below 1e-4.
+  CHECK(format_tensor(item({3}, {1e-5, 0.5, 2.0})) == "tensor([1.0000e-05, 5.0000e-01, 2.0000e+00])");
+}

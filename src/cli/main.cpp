@@ -391,6 +391,11 @@ attn::cli::OutputOptions output_options(const RawOptions& raw, CLI::App& cmd, co
       throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)", "''");
   }
   output.full_json = raw.on("--full-json");
+  if (cmd.get_option("--sci-mode")->count()) {
+    output.sci_mode = raw.value("--sci-mode");
+    if (output.sci_mode != "auto" && output.sci_mode != "on" && output.sci_mode != "off")
+      throw UsageError("unknown --sci-mode", "--sci-mode", "auto, on or off", "'" + output.sci_mode + "'");
+  }
   output.stage = cmd.get_option("--stage")->count() > 0;
   output.stage_list = raw.value("--stage");
   return output;

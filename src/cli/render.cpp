@@ -206,6 +206,7 @@ void render(const report::Report& report, const OutputOptions& options) {
   }
   report::TextOptions text;
   text.print.precision = options.precision;
+  if (options.sci_mode != "auto") text.print.sci_mode = options.sci_mode == "on";
   text.shapes_only = options.shapes_only;
   show_text(report, options, text, pictures.names());
 }

@@ -10,6 +10,7 @@ namespace attn::cli {
 
 struct OutputOptions {
   int precision = 4;
+  std::string sci_mode = "auto";  // --sci-mode auto|on|off
   bool shapes_only = false;
   bool dump = false;           // --dump DIR was given
   std::string dump_dir;        // --dump DIR: .npy files and manifest.json

@@ -62,6 +62,9 @@ const std::vector<SharedOption>& shared_options() {
        "Only these panels of --svg: b0 (batch entry 0), h1 (head 1), b0-h1, comma-separated"},
       {"--values", 0, G::Display, nullptr, "Print values even where a preset shows shapes only (llama)"},
       {"--precision", 0, G::Display, "INT", "Decimals printed, 1..10 (default 4)"},
+      {"--sci-mode", 0, G::Display, "auto|on|off",
+       "Tensors in e-notation: on, off, or auto (default: PyTorch's choice, when a value is below 1e-4 or the "
+       "largest is over 1000 times the smallest), as torch.set_printoptions(sci_mode=True/False/None)"},
       {"--shapes-only", 0, G::Display, nullptr, "Names and shapes, no values, in every output (text, JSON, dump)"},
       {"--step", 0, G::Display, nullptr, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)"},
       {"--color", 0, G::Display, "auto|always|never",

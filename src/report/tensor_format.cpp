@@ -32,7 +32,7 @@ std::string py_sci(double v, int precision) {
 class Formatter {
  public:
   template <class Values>  // std::vector<float> or TensorValues
-  Formatter(const Values& values, int precision) : precision_(precision) {
+  Formatter(const Values& values, int precision, std::optional<bool> sci_mode) : precision_(precision) {
     std::vector<double> finite;
     for (float v : values)
       if (std::isfinite(v) && v != 0.0f) finite.push_back(v);
@@ -56,6 +56,9 @@ class Formatter {
     } else {
       for (double v : finite) width_ = std::max(width_, py_fixed(v, precision_).size());
     }
+    // set_printoptions(sci_mode=True/False) overrides the choice, not the width it measured (a
+    // tensor of zeros and non-finite values returned above, and keeps its mode): PyTorch's order.
+    if (sci_mode) sci_mode_ = *sci_mode;
   }
 
   std::size_t width() const { return width_; }
@@ -204,7 +207,7 @@ std::string format_tensor(const TensorItem& t, const PrintOptions& o) {
   std::size_t count = 1;
   for (std::size_t d : t.shape) count *= d;
   if (t.shape.empty()) {  // a 0-d tensor
-    Formatter f(t.values, o.precision);
+    Formatter f(t.values, o.precision, o.sci_mode);
     std::string s = f.format(t.values.at(0));
     s.erase(0, s.find_first_not_of(' '));
     return "tensor(" + s + ")";
@@ -219,7 +222,7 @@ std::string format_tensor(const TensorItem& t, const PrintOptions& o) {
   const bool summarize = count > o.threshold;
   std::vector<float> basis;
   if (summarize) summarise(t, strides, 0, 0, o.edgeitems, basis);
-  const Formatter f = summarize ? Formatter(basis, o.precision) : Formatter(t.values, o.precision);
+  const Formatter f = summarize ? Formatter(basis, o.precision, o.sci_mode) : Formatter(t.values, o.precision, o.sci_mode);
   const Printer p{t, o, f, summarize, strides};
   const std::string body = "tensor(" + p.str(0, 0, 7) + ")";
 

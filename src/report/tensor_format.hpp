@@ -7,6 +7,7 @@
 // entries of each axis, with "...".
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "report/stage.hpp"
@@ -15,6 +16,7 @@ namespace attn::report {
 
 struct PrintOptions {
   int precision = 4;            // torch.set_printoptions(precision=...)
+  std::optional<bool> sci_mode; // torch.set_printoptions(sci_mode=...): none is PyTorch's automatic choice
   std::size_t threshold = 1000; // summarise past this many elements
   std::size_t edgeitems = 3;
   std::size_t linewidth = 80;

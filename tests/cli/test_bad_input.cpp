@@ -143,6 +143,7 @@ TEST_CASE("bad input: options") {
       // A head width of 0 is out of range, not a recipe for --d-out = 0 x heads.
       {{"lesson", "heads", "--d-key", "0"}, {"--d-key is out of range (--d-key: 1..65536 vs 0)"}},
       {{"lesson", "causal", "--precision", "0"}, {"--precision", "1..10"}},
+      {{"lesson", "causal", "--sci-mode", "yes"}, {"unknown --sci-mode", "auto, on or off vs 'yes'"}},
       {{"lesson", "causal", "--batch", "1e3"}, {"--batch"}},
       {{"lesson", "causal", "--format", "yaml"}, {"--format", "'yaml'"}},
       {{"lesson", "causal", "--full-json"}, {"--full-json", "--format json"}},
