@@ -115,6 +115,92 @@ TEST_CASE("every registered lesson has its page docs/<name>.md and its golden ou
   }
 }
 
+namespace {
+
+// The lines of one "## Heading" section of a page, up to the next "## " heading (empty if absent).
+std::string page_section(const std::string& page, const std::string& heading) {
+  const std::string start = "\n## " + heading + "\n";
+  const auto at = page.find(start);
+  if (at == std::string::npos) return "";
+  const auto end = page.find("\n## ", at + start.size());
+  return page.substr(at + 1, end == std::string::npos ? std::string::npos : end - at);
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+}  // namespace
+
+TEST_CASE("lessons and exercises link both ways: each page names its exercises, exercises.md its lessons") {
+  // lessons/exercises/exercises.txt: name | lesson | file | what you write | hint
+  std::istringstream table(read_file(std::string(ATTN_SOURCE_DIR) + "/lessons/exercises/exercises.txt"));
+  const std::string list = read_file(std::string(ATTN_SOURCE_DIR) + "/docs/exercises.md");
+  std::size_t rows = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    std::vector<std::string> fields;
+    std::istringstream in(line);
+    for (std::string field; std::getline(in, field, '|');) fields.push_back(trim(field));
+    REQUIRE(fields.size() == 5);
+    const std::string name = fields[0], lesson = fields[1];
+    CAPTURE(name);
+    CAPTURE(lesson);
+    const std::string page = read_file(std::string(ATTN_SOURCE_DIR) + "/docs/" + lesson + ".md");
+    const std::string section = page_section(page, "Exercises");
+    CHECK(section.find("`attn check " + name + "`") != std::string::npos);  // named where a learner looks
+    CHECK(section.find("(exercises.md)") != std::string::npos);            // and the way to the others
+    CHECK(list.find("| `" + name + "` | [" + lesson + "](" + lesson + ".md) |") != std::string::npos);  // and back
+    ++rows;
+  }
+  CHECK(rows >= 11);
+}
+
+TEST_CASE("every lesson page has a Try this section of 3 to 5 commands, and each runs cleanly") {
+  // Each command is one line starting with "attn " inside a ``` block, without quotes: split on spaces.
+  std::size_t ran = 0;
+  for (const auto& name : lesson_names()) {
+    CAPTURE(name);
+    const std::string section =
+        page_section(read_file(std::string(ATTN_SOURCE_DIR) + "/docs/" + name + ".md"), "Try this");
+    REQUIRE(!section.empty());
+    std::istringstream in(section);
+    bool in_block = false;
+    std::size_t commands = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (trim(line).rfind("```", 0) == 0) {
+        in_block = !in_block;
+        continue;
+      }
+      const std::string command = trim(line);
+      if (!in_block || command.rfind("attn ", 0) != 0) continue;
+      CAPTURE(command);
+      REQUIRE(command.find_first_of("'\"|<>;&$`#\\") == std::string::npos);  // plain words only
+      std::vector<std::string> argv;
+      std::istringstream words(command);
+      for (std::string word; words >> word;) argv.push_back(word);
+      argv[0] = kAttn;
+#ifdef ATTN_SANITIZED
+      const int limit = 60;
+#else
+      const int limit = 10;  // a try-this is quick; the whole test takes a few seconds
+#endif
+      const auto r = run(argv, limit);
+      CHECK(r.status == 0);
+      CHECK(r.err.empty());
+      CHECK(!r.out.empty());
+      ++commands;
+    }
+    CHECK(!in_block);  // every block closed
+    CHECK(commands >= 3);
+    CHECK(commands <= 5);
+    ran += commands;
+  }
+  CHECK(ran >= 45);
+}
+
 TEST_CASE("a lesson's own option: strict, ranged, refused by the lessons that do not declare it") {
   const auto ok = attn_run({"lesson", "scaling", "--samples", "16"});
   CHECK(ok.status == 0);
