@@ -332,6 +332,36 @@ std::vector<std::string> exercise_names() {
   return names;
 }
 
+// The lesson screen's last lines: the exercises that practise this lesson, wrapped at 80
+// columns. Empty when no row of the table names the lesson, or when the table cannot be read
+// (an attn installed without its source tree).
+std::string practise_lines(const std::string& lesson) {
+  std::vector<attn::cli::Exercise> all;
+  try {
+    all = attn::cli::load_exercises(attn::cli::ExercisePaths::configured());
+  } catch (const std::runtime_error&) {
+    return "";
+  }
+  // Wrapped between these pieces, never inside a command.
+  std::vector<std::string> words = {"Practise it:"};
+  for (const auto& e : all)
+    if (e.lesson == lesson) {
+      if (words.size() > 1) words.back() += ",";
+      words.push_back("attn check " + e.name);
+    }
+  if (words.size() == 1) return "";
+  words.push_back("(attn exercises lists all " + std::to_string(all.size()) + ").");
+  std::string text, line;
+  for (const auto& w : words) {
+    if (!line.empty() && line.size() + 1 + w.size() > 80) {
+      text += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+  }
+  return text + line + "\n";
+}
+
 int list_lessons(bool names_only) {
   if (names_only) {  // one per line, in teaching order: for scripts, tests and shell completion
     for (const auto& l : attn::lessons()) std::cout << l.name << "\n";
@@ -456,6 +486,12 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
     for (const auto& note : input_nonfinite) report.stages_to_annotate().front().note(note);
 
   attn::cli::render(report, output);
+  // The whole text screen ends by naming its exercises (not --stage's part of it, not --step's
+  // pages, not JSON).
+  if (output.format == "text" && !output.step && !output.stage) {
+    const std::string practise = practise_lines(lesson->name);
+    if (!practise.empty()) std::cout << "\n" << practise;
+  }
 
   return attn::cli::failed_checks_status(report);
 }

@@ -158,6 +158,42 @@ TEST_CASE("lessons and exercises link both ways: each page names its exercises, 
   CHECK(rows >= 11);
 }
 
+TEST_CASE("a lesson's text screen ends by naming its exercises, but not under --stage or JSON") {
+  // Every row of exercises.txt is named in the last lines of its lesson's golden screen.
+  std::istringstream table(read_file(std::string(ATTN_SOURCE_DIR) + "/lessons/exercises/exercises.txt"));
+  std::size_t rows = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    std::istringstream in(line);
+    std::string name, lesson;
+    std::getline(in, name, '|');
+    std::getline(in, lesson, '|');
+    name = trim(name);
+    lesson = trim(lesson);
+    CAPTURE(name);
+    const std::string golden = read_file(std::string(ATTN_SOURCE_DIR) + "/tests/golden/" + lesson + ".txt");
+    const auto practise = golden.rfind("\nPractise it: ");
+    REQUIRE(practise != std::string::npos);
+    CHECK(golden.find("attn check " + name, practise) != std::string::npos);
+    CHECK(golden.find("\n\n", practise + 1) == std::string::npos);  // the last paragraph
+    ++rows;
+  }
+  CHECK(rows >= 11);
+  const auto full = attn_run({"lesson", "causal"});
+  REQUIRE(full.status == 0);
+  const std::string last = "\n\nPractise it: attn check causal-mask, attn check masked-fill\n(attn exercises lists all ";
+  const auto at = full.out.rfind(last);
+  REQUIRE(at != std::string::npos);
+  CHECK(full.out.find('\n', at + last.size()) == full.out.size() - 1);  // the screen's last two lines
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"lesson", "causal", "--stage", "4"}, {"lesson", "causal", "--format", "json"}}) {
+    const auto r = attn_run(args);
+    CAPTURE(args.back());
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Practise it") == std::string::npos);
+  }
+}
+
 TEST_CASE("every lesson page has a Try this section of 3 to 5 commands, and each runs cleanly") {
   // Each command is one line starting with "attn " inside a ``` block, without quotes: split on spaces.
   std::size_t ran = 0;
@@ -326,7 +362,7 @@ TEST_CASE("causal and heads with --shapes-only past printable sizes compute noth
   CHECK(llama.out.find("attn_scores (1, 24, 4096, 4096)") != std::string::npos);
   CHECK(llama.out.find("1.50 GiB") != std::string::npos);
   CHECK(llama.out.find("tensor(") == std::string::npos);
-  CHECK(llama.out.find("check ") == std::string::npos);
+  CHECK(llama.out.find("\ncheck ") == std::string::npos);  // no check's line (the last names attn check)
   // Held to the limit before, now only shapes: nothing is held.
   const auto heads = attn_run({"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--shapes-only"});
   CHECK(heads.status == 0);
