@@ -2,10 +2,13 @@
 // and check_size, the limit every lesson applies before it allocates.
 #include "lesson_kit/options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "lesson_kit/numbers.hpp"
 
 namespace attn {
 namespace {
@@ -34,6 +37,14 @@ void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
   if (!shapes_only && count > static_cast<long double>(kMaxPrintedValues))
     throw UsageError(tensor + " " + shape_str(shape) + " is too large to print; add --shapes-only",
                      options, "at most " + std::to_string(kMaxPrintedValues) + " values", values());
+}
+
+void check_held(const std::string& what, long double bytes, bool shapes_only, const std::string& options) {
+  if (bytes <= static_cast<long double>(kMaxHeldBytes)) return;
+  const std::string held = human_bytes(static_cast<std::uint64_t>(std::min(bytes, 1e19L)));
+  throw UsageError(what + " would hold " + held + " at once, more than a lesson may" +
+                       (shapes_only ? "" : "; add --shapes-only"),
+                   options, "at most " + human_bytes(kMaxHeldBytes) + " of tensors and labels together", held);
 }
 
 double LessonOptions::number(const std::string& flag) const {

@@ -139,11 +139,21 @@ constexpr std::size_t kMaxSize = 65536;
 constexpr std::size_t kMaxValues = std::size_t{1} << 25;
 // A tensor with more values than this is not printed; --shapes-only lifts this limit.
 constexpr std::size_t kMaxPrintedValues = std::size_t{1} << 24;
+// Everything a lesson holds at once, all tensors (and their row labels) together: a lesson that
+// makes many tensors of the same large shape checks their sum (check_held), since each one
+// passing check_size still let a run hold dozens of them (padding held 4.8 GB at sizes it took).
+constexpr std::size_t kMaxHeldBytes = std::size_t{800} << 20;
 
 // Refuses a tensor the lesson is about to make when it would be too large to hold, or to
 // print (unless shapes_only). `options` names the flags that set its size.
 void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
                 const std::string& options);
+
+// Refuses a run that would hold more than kMaxHeldBytes at once: `what` is the run ("padding at
+// these sizes"), `bytes` the most it holds at once, counted from the sizes before anything is
+// made, and `options` the flags that set them. The message says to add --shapes-only unless
+// `shapes_only` is already set.
+void check_held(const std::string& what, long double bytes, bool shapes_only, const std::string& options);
 
 // A tensor a lesson is about to make, for check_sizes.
 struct SizedTensor {

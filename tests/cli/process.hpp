@@ -11,6 +11,7 @@ struct Result {
   int status = -1;   // exit status, or 128 + signal when killed by one
   std::string out;   // everything written to stdout
   std::string err;   // everything written to stderr
+  long max_rss_kb = 0;  // the child's peak resident set size in KiB (wait4's ru_maxrss)
 };
 
 // argv[0] is the program path. Standard input is /dev/null. Killed after `timeout_s` seconds

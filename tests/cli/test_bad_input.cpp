@@ -206,6 +206,10 @@ TEST_CASE("bad input: sizes are refused before the work, naming the flag and the
       // without it holds the values, and is refused.
       {{"lesson", "heads", "--seq-len", "5000", "--batch", "64", "--format", "json"}, {"too large to hold"}},
       {{"lesson", "self-attention", "--d-in", "5000", "--d-out", "5000"}, {"too large to print", "--shapes-only"}},
+      // Each tensor printable, all of them together past the lesson's budget (row labels included).
+      {{"lesson", "padding", "--batch", "65536", "--seq-len", "16"},
+       {"padding at these sizes would hold 1.01 GiB at once", "--shapes-only", "--batch, --seq-len",
+        "at most 800.00 MiB of tensors and labels together vs 1.01 GiB"}},
       {{"lesson", "heads", "--heads", "3"}, {"--heads"}},
       {{"lesson", "bahdanau", "--hidden", "257"}, {"--hidden", "1..256"}},
       {{"lesson", "luong", "--src", "a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff gg"},

@@ -1082,6 +1082,22 @@ TEST_CASE("lesson screens keep implementation words off: no source paths, no int
   CHECK(files >= 14);  // one per lesson at least
 }
 
+TEST_CASE("padding --shapes-only at its largest sizes computes nothing: a peak of megabytes, not gigabytes") {
+  // Before: every stage computed, 37 tensors of 2^25 values, 12 s and a 4.8 GB peak. Now the run
+  // holds no tensor (13 MB here); the bound leaves room for a sanitizer build's own memory.
+  const auto r = attn_run({"lesson", "padding", "--seq-len", "4096", "--queries", "4096", "--batch", "2",
+                           "--shapes-only", "--color", "never"});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(r.max_rss_kb < 256 * 1024);
+  CHECK(r.out.find("--shapes-only at these sizes computes nothing: with values the lesson would hold") !=
+        std::string::npos);
+  CHECK(r.out.find("1.51 GiB at once") != std::string::npos);
+  CHECK(r.out.find("out: attn_weights_inf (2, 4096, 4096), context_inf (2, 4096, 4)") != std::string::npos);
+  CHECK(r.out.find("check passed") == std::string::npos);  // the checks need the values
+  CHECK(r.out.find("question:") == std::string::npos);
+}
+
 TEST_CASE("text output along the batch axis is bounded: grids, tables and lists say what they left out") {
   // Before: causal --batch 65536 --seq-len 2 printed 12.3 MB (a heatmap grid per sequence) and
   // padding's lengths, tables and notes 4.5 MB. Each long list now shows a bounded part and counts

@@ -210,6 +210,22 @@ TEST_CASE("refusals: one line naming the option, before anything is computed") {
   huge.batch = 64;
   huge.seq_len = 4096;
   CHECK(refused(huge).find("self_scores (64, 4096, 4096) would be too large to hold") == 0);
+  // Every tensor printable, all of them together (and their row labels) past the budget: refused
+  // from the sizes, before anything is made.
+  LessonOptions wide;
+  wide.batch = 65536;
+  wide.seq_len = 16;
+  CHECK(refused(wide) == "padding at these sizes would hold 1.01 GiB at once, more than a lesson may; add --shapes-only "
+                         "(--batch, --seq-len, --queries, --d-in: at most 800.00 MiB of tensors and labels together vs "
+                         "1.01 GiB)");
+  // --shapes-only for a sink that reads values (this report keeps them) computes them: the budget holds.
+  LessonOptions kept;
+  kept.shapes_only = true;
+  kept.batch = 2;
+  kept.seq_len = 4096;
+  kept.own["--queries"] = 4096;
+  CHECK(refused(kept) == "padding at these sizes would hold 1.51 GiB at once, more than a lesson may (--batch, "
+                         "--seq-len, --queries, --d-in: at most 800.00 MiB of tensors and labels together vs 1.51 GiB)");
 }
 
 TEST_CASE("--valid-lens is parsed as a list: whole numbers, commas, the range of every entry") {

@@ -1,7 +1,7 @@
 // Runs that compute no values. A text run with --shapes-only keeps no values in its report
-// (Report::keep_values false, as main.cpp sets it); past printable sizes (check_sizes) the causal
-// and heads lessons then compute nothing at all and show the same stages with the shapes of that
-// size. What is checked here: the decision itself, that such a run lists every stage, equation
+// (Report::keep_values false, as main.cpp sets it); past printable sizes (check_sizes) the causal,
+// heads, gqa, rope, flash and padding lessons then compute nothing at all and show the same stages
+// with the shapes of that size. What is checked here: the decision itself, that such a run lists every stage, equation
 // and tensor name a computed run shows (only the checks and the sentences about numbers go),
 // with the real shapes and no values; and the llama preset's --seq-len.
 //
@@ -328,6 +328,35 @@ TEST_CASE("flash --shapes-only past printable sizes lays out the walk from the s
   const report::Report r65536 = run_without_values("flash", huge);
   CHECK(tensor(r65536, "scores").shape == Shape{65536, 65536});
   CHECK(any_note_contains(r65536, "the last block that skips a tile"));
+}
+
+TEST_CASE("padding --shapes-only past printable sizes computes nothing and keeps the notes that need only the lengths") {
+  // Before, every stage computed: 37 tensors of (2, 4096, 4096), 4.8 GB (test_cli checks the peak).
+  LessonOptions opts;
+  opts.shapes_only = true;
+  opts.batch = 2;
+  opts.seq_len = 4096;
+  opts.own["--queries"] = 4096;
+  const report::Report r = run_without_values("padding", opts);
+  CHECK(tensors_with_values(r) == 0);
+  CHECK(checks(r).empty());
+  CHECK(any_note_contains(r, "--shapes-only at these sizes computes nothing: with values the lesson would hold 1.51 GiB"));
+  CHECK(tensor(r, "masked").shape == Shape{2, 4096, 4096});
+  CHECK(tensor(r, "attn_weights_inf").shape == Shape{2, 4096, 4096});
+  CHECK(tensor(r, "context_d2l").shape == Shape{2, 4096, 4});
+  CHECK(tensor(r, "self_weights_1e9").shape == Shape{2, 4096, 4096});
+  CHECK(tensor(r, "out").shape == Shape{2, 4096, 4});
+  // The fully masked rows follow from the lengths alone (4096 and 4093 leave three).
+  CHECK(any_note_contains(r, "3 rows of self_mask are all 1, (sequence, row) = (1, 4093), (1, 4094), (1, 4095)."));
+  CHECK(any_note_contains(r, "the row becomes 1/4096 everywhere"));
+  CHECK(without_numbers(skeleton(r)) == without_numbers(skeleton(run_lesson("padding"))));
+  // At the default sizes --shapes-only still computes, and every check runs.
+  LessonOptions small;
+  small.shapes_only = true;
+  const report::Report defaults = run_without_values("padding", small);
+  CHECK(tensors_with_values(defaults) == 0);
+  CHECK(checks(defaults).size() == checks(run_lesson("padding")).size());
+  CHECK_FALSE(any_note_contains(defaults, "computes nothing"));
 }
 
 TEST_CASE("kv-cache's plan (too large to compute) fills x only when a sink reads it") {
