@@ -128,6 +128,11 @@ void lesson_block(const LessonOptions& opts, report::Report& out) {
                {"gate_proj.weight", {f, d}, "--d-in"},
                {"logits", {B, T, V}, "--seq-len"}},
               opts.shapes_only, /*values_optional=*/false);
+  // All together, the lesson's own tensors and the report's (measured at each limit alone,
+  // docs/testing.md): seven (d, d)-sized weights and their copies, the layer's (T, d) activations.
+  values_within_held("block at these sizes",
+                     held_bytes(opts, {{8, {B, h, T, T}}, {33, {d, d}}, {57, {B, T, d}}, {2, {B, T, V}}}),
+                     opts.shapes_only, /*values_optional=*/false, /*skips_values=*/false, "--seq-len, --d-in, --heads");
 
   // The prompt: word t % V of the vocabulary at position t.
   Ids ids = xt::zeros<std::size_t>({B, T});  // (B, T)

@@ -195,9 +195,12 @@ std::string last_row_sentence(const Ten3& w, const report::Labels& tok, bool cop
 }  // namespace
 
 void lesson_causal(const LessonOptions& opts, report::Report& out) {
-  // The book's seed for 3.5. A --shapes-only run past printable sizes computes nothing
-  // (check_sizes): `values` is then false and every tensor below holds its shape alone.
-  const SingleHeadSetup set = single_head_setup(opts, 789, /*values_optional=*/!out.keep_values);
+  // The book's seed for 3.5. A --shapes-only run past printable sizes, or past what a run may
+  // hold (values_within_held), computes nothing (check_sizes): `values` is then false and every
+  // tensor below holds its shape alone. Held at once (measured): seven (B, T, T), the weights and
+  // their shown copies, x and x', and the d_out-wide tensors of both forward passes.
+  const SingleHeadSetup set =
+      single_head_setup(opts, 789, {"causal", 7, 6, 4, 11, true}, /*values_optional=*/!out.keep_values);
   const bool values = set.values;
   const std::size_t d_out = set.d_out, B = set.B, T = set.T;
   const BatchView& view = set.view;

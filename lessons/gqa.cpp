@@ -97,6 +97,15 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                           {"W_key_mha.weight", {h * d_k, n.d_in}, "--d-in"},
                           {"queries", {n.B, n.T, h * d_k}, "--batch, --seq-len, --d-in"}},
                          opts.shapes_only, /*values_optional=*/!out.keep_values);
+    // All together, the lesson's own tensors and the report's (measured at each limit alone,
+    // docs/testing.md): both models' four weights, and the (B, T, d_in)-sized heads of each.
+    if (values)
+      values = values_within_held("gqa at these sizes",
+                                  held_bytes(opts, {{9, {n.B, h, n.T, n.T}},
+                                                    {14, {n.d_in, n.d_in}},
+                                                    {30, {n.B, n.T, n.d_in}}}),
+                                  opts.shapes_only, /*values_optional=*/!out.keep_values, /*skips_values=*/true,
+                                  "--batch, --seq-len, --d-in, --heads");
     return values;
   });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;

@@ -128,6 +128,17 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                           {"W_query.weight", {d_out, n.d_in}, "--d-in, --d-out"},
                           {"out_proj.weight", {d_out, d_out}, "--d-out"}},
                          opts.shapes_only, /*values_optional=*/!out.keep_values);
+    // All together, the lesson's own tensors and the report's (measured at each limit alone,
+    // docs/testing.md): the (B, T, d_out) ones are many, queries to the merged heads, fused and split.
+    if (values)
+      values = values_within_held("heads at these sizes",
+                                  held_bytes(opts, {{5, {n.B, h, n.T, n.T}},
+                                                    {7, {d_out, n.d_in}},
+                                                    {3, {d_out, d_out}},
+                                                    {3, {n.B, n.T, n.d_in}},
+                                                    {26, {n.B, n.T, d_out}}}),
+                                  opts.shapes_only, /*values_optional=*/!out.keep_values, /*skips_values=*/true,
+                                  "--batch, --seq-len, --d-in, --d-out, --heads");
     return values;
   });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;

@@ -196,7 +196,7 @@ PaddedBatch build_batch(const LessonOptions& opts, bool values_optional) {
   const char* const all_sizes = p.from_tokens ? "--tokens, --queries, --d-in" : "--batch, --seq-len, --queries, --d-in";
   p.held = held_bytes(p, sentences);
   p.values = !(opts.shapes_only && values_optional && p.held > 4.0L * kMaxPrintedValues);
-  if (p.values) check_held("padding at these sizes", p.held, opts.shapes_only, all_sizes);
+  if (p.values) check_held("padding at these sizes", p.held, /*suggest_shapes_only=*/!opts.shapes_only, all_sizes);
 
   const std::string Bs = std::to_string(p.B), Ts = std::to_string(p.T), Ss = std::to_string(p.S),
                     ds = std::to_string(p.d);

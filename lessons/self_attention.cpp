@@ -62,7 +62,9 @@ bool is_books_z2(const Ten3& context) {
 }  // namespace
 
 void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
-  const SingleHeadSetup set = single_head_setup(opts, 123);  // the book's seed for 3.4
+  // The book's seed for 3.4. Held at once (measured): the (B, T, T) scores and weights of both
+  // parts, each also copied into the report, likewise x, the weights and the d_out-wide tensors.
+  const SingleHeadSetup set = single_head_setup(opts, 123, {"self-attention", 10, 6, 4, 8, false});
   const std::size_t d_out = set.d_out;
   const BatchView& view = set.view;
   const Ten3& x = set.in.x;  // (B, T, d_in)

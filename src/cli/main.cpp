@@ -289,8 +289,8 @@ std::string limits_help() {
          "; --tokens: at most " + n(attn::kMaxSize) + " words\n"
          "  any tensor: at most " + n(attn::kMaxValues) + " values held, " + n(attn::kMaxPrintedValues) +
          " printed (--shapes-only lifts the second)\n"
-         "  padding: all its tensors and their row labels together at most " +
-         n(attn::kMaxHeldBytes >> 20) + " MiB held at once\n"
+         "  all of a run's tensors together: at most " + n(attn::kMaxHeldBytes >> 20) +
+         " MiB held at once (--shapes-only computes nothing past it where it can)\n"
          "  --src, --tgt: at most " + n(attn::kMaxSentence) + " words; --hidden: 1.." + n(attn::kMaxHidden) + "\n"
          "  scaling: --seq-len 1..4096 (each key is scored by 256 queries at five widths)\n"
          "  --input, --weights, --states: a file's shape (an .npy header, a text file's rows so far) meets\n"

@@ -248,7 +248,8 @@ Mat matrix_weights(const LessonOptions& opts, const std::string& name, std::size
   return w;
 }
 
-SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed, bool values_optional) {
+SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed, const SingleHeadHeld& held,
+                                  bool values_optional) {
   const std::size_t d_out = projection_width(opts, 2);
   bool values = true;
   LessonInput in = lesson_input(opts, 3, 1, false, [&](const InputSizes& n) {
@@ -256,6 +257,14 @@ SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t defau
                           {"each projection weight", {n.d_in, d_out}, "--d-in, --d-out"},
                           {"queries", {n.B, n.T, d_out}, "--batch, --seq-len, --d-out"}},
                          opts.shapes_only, values_optional);
+    if (values)
+      values = values_within_held(std::string(held.lesson) + " at these sizes",
+                                  held_bytes(opts, {{held.scores, {n.B, n.T, n.T}},
+                                                    {held.weights, {n.d_in, d_out}},
+                                                    {held.inputs, {n.B, n.T, n.d_in}},
+                                                    {held.outputs, {n.B, n.T, d_out}}}),
+                                  opts.shapes_only, values_optional, held.skips_values,
+                                  "--batch, --seq-len, --d-in, --d-out");
     return values;
   });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;

@@ -90,10 +90,21 @@ struct SingleHeadSetup {
   std::vector<std::string> setting(const recipe::Recipe& r) const;
 };
 
+// What a single-head lesson holds at once at its peak, its own tensors and the report's, by size:
+// how many of (B, T, T), (d_in, d_out), (B, T, d_in) and (B, T, d_out). Measured, each at its
+// limit alone (docs/testing.md, "Memory at the largest sizes"), and rounded up.
+struct SingleHeadHeld {
+  const char* lesson;  // "causal", for the refusal
+  double scores, weights, inputs, outputs;
+  bool skips_values;   // the lesson runs without values when none are read (see values_within_held)
+};
+
 // Sizes from the options (the book's d_in 3, d_out 2, batch 1 by default; from --input and
-// --weights when given), refused when the tensors they imply are too large, before x is made.
-// `values_optional`: the lesson can run without values (see check_sizes).
-SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed, bool values_optional = false);
+// --weights when given), refused when the tensors they imply are too large, each or all together
+// (`held`), before x is made. `values_optional`: the lesson can run without values (see
+// check_sizes and values_within_held).
+SingleHeadSetup single_head_setup(const LessonOptions& opts, std::uint64_t default_seed, const SingleHeadHeld& held,
+                                  bool values_optional = false);
 
 // Stage 1 of every token lesson: x with its tokens, where it came from, and how a batch is made.
 // The equation is input.equation.

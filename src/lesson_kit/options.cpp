@@ -39,12 +39,38 @@ void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
                      options, "at most " + std::to_string(kMaxPrintedValues) + " values", values());
 }
 
-void check_held(const std::string& what, long double bytes, bool shapes_only, const std::string& options) {
+void check_held(const std::string& what, long double bytes, bool suggest_shapes_only, const std::string& options) {
   if (bytes <= static_cast<long double>(kMaxHeldBytes)) return;
   const std::string held = human_bytes(static_cast<std::uint64_t>(std::min(bytes, 1e19L)));
   throw UsageError(what + " would hold " + held + " at once, more than a lesson may" +
-                       (shapes_only ? "" : "; add --shapes-only"),
+                       (suggest_shapes_only ? "; add --shapes-only" : ""),
                    options, "at most " + human_bytes(kMaxHeldBytes) + " of tensors and labels together", held);
+}
+
+long double loaded_bytes(const LessonOptions& opts) {
+  long double n = 0;
+  if (opts.input) n += static_cast<long double>(opts.input->values.size());
+  for (const auto& [name, t] : opts.weights) n += static_cast<long double>(t.values.size());
+  for (const auto& [name, t] : opts.states) n += static_cast<long double>(t.values.size());
+  return 4 * n;
+}
+
+long double held_bytes(const LessonOptions& opts, const std::vector<HeldTensors>& terms) {
+  long double n = 0;
+  for (const HeldTensors& t : terms) {
+    long double count = t.count;
+    for (std::size_t d : t.shape) count *= static_cast<long double>(d);
+    n += count;
+  }
+  return 4 * n + loaded_bytes(opts);
+}
+
+bool values_within_held(const std::string& what, long double bytes, bool shapes_only, bool values_optional,
+                        bool skips_values, const std::string& options) {
+  if (bytes <= static_cast<long double>(kMaxHeldBytes)) return true;
+  if (shapes_only && values_optional) return false;
+  check_held(what, bytes, skips_values && !shapes_only, options);
+  return true;  // not reached: check_held refused
 }
 
 double LessonOptions::number(const std::string& flag) const {

@@ -151,9 +151,27 @@ void check_size(const std::string& tensor, const Shape& shape, bool shapes_only,
 
 // Refuses a run that would hold more than kMaxHeldBytes at once: `what` is the run ("padding at
 // these sizes"), `bytes` the most it holds at once, counted from the sizes before anything is
-// made, and `options` the flags that set them. The message says to add --shapes-only unless
-// `shapes_only` is already set.
-void check_held(const std::string& what, long double bytes, bool shapes_only, const std::string& options);
+// made, and `options` the flags that set them. The message says to add --shapes-only when
+// `suggest_shapes_only` (where that computes nothing).
+void check_held(const std::string& what, long double bytes, bool suggest_shapes_only, const std::string& options);
+
+// `count` float32 tensors of `shape` held at once: one term of what a run holds.
+struct HeldTensors {
+  double count;
+  Shape shape;
+};
+// 4 bytes a value over the terms, plus what the options hold already (loaded_bytes).
+long double held_bytes(const LessonOptions& opts, const std::vector<HeldTensors>& terms);
+// The values of --input, --weights and --states, read before the lesson runs and kept all along.
+long double loaded_bytes(const LessonOptions& opts);
+
+// Whether a run that check_sizes lets compute values still does once all it holds at once
+// (`bytes`) is counted. Within kMaxHeldBytes it does. Past it, a --shapes-only run that no sink
+// reads values from (`values_optional`, see check_sizes) computes nothing instead, and any other
+// run is refused (check_held), told to add --shapes-only where that would compute nothing: in a
+// lesson that `skips_values` (can run without values: causal, heads, gqa) and without it so far.
+bool values_within_held(const std::string& what, long double bytes, bool shapes_only, bool values_optional,
+                        bool skips_values, const std::string& options);
 
 // A tensor a lesson is about to make, for check_sizes.
 struct SizedTensor {

@@ -90,6 +90,64 @@ TEST_CASE("check_sizes: values unless --shapes-only, no sink reading values, and
   CHECK_THROWS_WITH_AS(check_sizes(huge, true, false), doctest::Contains("too large to hold"), UsageError);
 }
 
+TEST_CASE("values_within_held: all a run holds together, within 800 MiB, else no values or a refusal") {
+  const long double within = 700.0L * (1 << 20), over = 900.0L * (1 << 20);
+  CHECK(values_within_held("causal at these sizes", within, false, false, true, "--seq-len"));
+  CHECK(values_within_held("causal at these sizes", within, true, true, true, "--seq-len"));
+  // Past the budget a --shapes-only run that can do without values computes nothing, and
+  // every other run is refused: told to add --shapes-only only where that computes nothing.
+  CHECK_FALSE(values_within_held("causal at these sizes", over, true, true, true, "--seq-len"));
+  CHECK_THROWS_WITH_AS(values_within_held("causal at these sizes", over, false, false, true, "--seq-len"),
+                       "causal at these sizes would hold 900.00 MiB at once, more than a lesson may; add "
+                       "--shapes-only (--seq-len: at most 800.00 MiB of tensors and labels together vs 900.00 MiB)",
+                       UsageError);
+  // A --shapes-only run whose report keeps values, and a lesson that always computes.
+  CHECK_THROWS_WITH_AS(values_within_held("causal at these sizes", over, true, false, true, "--seq-len"),
+                       doctest::Contains("more than a lesson may (--seq-len"), UsageError);
+  CHECK_THROWS_WITH_AS(values_within_held("block at these sizes", over, false, false, false, "--d-in"),
+                       "block at these sizes would hold 900.00 MiB at once, more than a lesson may (--d-in: at most "
+                       "800.00 MiB of tensors and labels together vs 900.00 MiB)",
+                       UsageError);
+  // The terms: 4 bytes a value, and what --input and --weights brought with them.
+  LessonOptions opts;
+  CHECK(held_bytes(opts, {{2, {3, 4}}, {0.5, {8}}}) == 4 * (24 + 4));
+  opts.weights["W_query"] = ExternalTensor{"--weights w", {2, 5}, std::vector<float>(10)};
+  CHECK(held_bytes(opts, {{2, {3, 4}}}) == 4 * (24 + 10));
+}
+
+TEST_CASE("at full widths the token lessons are refused before x is made, or compute nothing with --shapes-only") {
+  // Each tensor printable (2^24 values), 20 to 50 of them together: 1.7 to 3.4 GB before.
+  LessonOptions wide;
+  wide.batch = 1;
+  wide.seq_len = 4096;
+  wide.d_in = 4096;
+  wide.d_out = 4096;
+  wide.heads = 1;
+  auto refused = [](const std::string& lesson, const LessonOptions& o) -> std::string {
+    try {
+      run_lesson(lesson, o);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(refused("causal", wide).find("causal at these sizes would hold 1.75 GiB at once") == 0);
+  CHECK(refused("self-attention", wide).find("self-attention at these sizes would hold 1.75 GiB at once") == 0);
+  CHECK(refused("heads", wide).find("heads at these sizes would hold 2.75 GiB at once") == 0);
+  LessonOptions gqa = wide;
+  gqa.d_out.reset();
+  gqa.kv_heads = 1;
+  CHECK(refused("gqa", gqa).find("gqa at these sizes would hold 3.31 GiB at once") == 0);
+  LessonOptions block;
+  block.seq_len = 4096;
+  block.d_in = 2048;
+  block.heads = 1;
+  CHECK(refused("block", block).find("block at these sizes would hold 2.80 GiB at once") == 0);
+  // With --shapes-only and no sink reading values, heads computes nothing instead.
+  wide.shapes_only = true;
+  CHECK(tensor(run_without_values("heads", wide), "attn_weights").shape == Shape{1, 1, 4096, 4096});
+}
+
 TEST_CASE("a report without values at the default sizes: the checks still run, no tensor holds values") {
   LessonOptions opts;
   opts.shapes_only = true;
