@@ -170,32 +170,20 @@ void render(const report::Report& report, const OutputOptions& options) {
     // that comes meanwhile ends attn once they all landed (report/interrupt.hpp).
     const report::SignalsHeld held;
     pictures.commit();
-    if (html) {
+    // Each output lands in turn; one that cannot takes back the pictures and the page already
+    // landed, and is named with its option.
+    auto land = [&](auto& output, const std::string& refusal, bool page_landed) {
       try {
-        html->commit();
+        output.commit();
       } catch (const std::exception& e) {
         pictures.take_back();
-        throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
+        if (page_landed) std::remove(options.html_path.c_str());  // this run's page goes with the rest
+        throw UsageError(refusal + ": " + e.what());
       }
-    }
-    if (dump) {
-      try {
-        dump->commit();
-      } catch (const std::exception& e) {
-        pictures.take_back();
-        if (html) std::remove(options.html_path.c_str());  // this run's page goes with the rest
-        throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
-      }
-    }
-    if (npz) {
-      try {
-        npz->commit();
-      } catch (const std::exception& e) {
-        pictures.take_back();
-        if (html) std::remove(options.html_path.c_str());
-        throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
-      }
-    }
+    };
+    if (html) land(*html, "cannot write --html " + options.html_path, false);
+    if (dump) land(*dump, "cannot dump to --dump " + options.dump_dir, html.has_value());
+    if (npz) land(*npz, "cannot write --npz " + options.npz_path, html.has_value());
   }
   if (options.format == "json") {
     // --shapes-only means names and shapes here too: the report kept no values.
