@@ -245,7 +245,7 @@ PaddedBatch build_batch(const LessonOptions& opts, bool values_optional) {
       "self_mask = ((key_pad[:, :, None] + key_pad[:, None, :]) > 0).float()",
       "self_scores = xs @ xs.transpose(1, 2) / " + root,
       "fill = lambda f: torch.softmax(self_scores.masked_fill(self_mask.bool(), f), dim=-1)",
-      "self_weights_inf, self_weights_1e9, self_weights_d2l = fill(float(\"-inf\")), fill(-1e9), fill(-1e6)",
+      "self_weights_inf = fill(float(\"-inf\")); self_weights_1e9 = fill(-1e9); self_weights_d2l = fill(-1e6)",
       "keys_only = torch.softmax(self_scores.masked_fill(key_pad[:, None, :].bool(), float(\"-inf\")), dim=-1)",
       "out = (keys_only @ xs) * (1 - key_pad)[:, :, None]"};
   p.reproduce.insert(p.reproduce.end(), rest.begin(), rest.end());

@@ -423,6 +423,7 @@ attn::cli::OutputOptions output_options(const RawOptions& raw, CLI::App& cmd, co
       throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)", "''");
   }
   output.full_json = raw.on("--full-json");
+  output.full = raw.on("--full");
   if (cmd.get_option("--sci-mode")->count()) {
     output.sci_mode = raw.value("--sci-mode");
     if (output.sci_mode != "auto" && output.sci_mode != "on" && output.sci_mode != "off")

@@ -178,6 +178,7 @@ void show_text(const report::Report& report, const OutputOptions& options, repor
                const std::vector<std::string>& pictures) {
   const Terminal term = probe_terminal(color_choice(options));
   text.heatmaps = !options.shapes_only;  // a heatmap shows values
+  text.page_width = term.stdout_tty ? term.width : 100;
   text.heatmap.width = term.width;
   text.heatmap.color = term.color;
   text.heatmap.decimals = options.precision;

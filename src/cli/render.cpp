@@ -119,6 +119,9 @@ void check_output(const OutputOptions& options) {
     }
   }
   if (options.html) check_html(options);
+  if (options.full && options.format == "json")
+    throw UsageError("--full applies to the text output", "--full",
+                     "text (JSON always holds every stage; --full-json: every value too)", "--format json");
   if (options.full_json && options.format != "json")
     throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
   if (options.stage) stage_selection(options);  // the syntax now; the numbers once the lesson ran
@@ -196,6 +199,8 @@ void render(const report::Report& report, const OutputOptions& options) {
   text.print.precision = options.precision;
   if (options.sci_mode != "auto") text.print.sci_mode = options.sci_mode == "on";
   text.shapes_only = options.shapes_only;
+  // Stages chosen with --stage, and each page of --step, are shown whole.
+  text.full = options.full || options.stage || options.step;
   show_text(report, options, text, pictures.names());
 }
 

@@ -12,6 +12,7 @@ struct OutputOptions {
   int precision = 4;
   std::string sci_mode = "auto";  // --sci-mode auto|on|off
   bool shapes_only = false;
+  bool full = false;           // --full: no stage folded, no tensor left out of the text
   bool dump = false;           // --dump DIR was given
   std::string dump_dir;        // --dump DIR: .npy files and manifest.json
   bool npz = false;            // --npz PATH was given

@@ -65,6 +65,9 @@ const std::vector<SharedOption>& shared_options() {
       {"--sci-mode", 0, G::Display, "auto|on|off",
        "Tensors in e-notation: on, off, or auto (default: PyTorch's choice, when a value is below 1e-4 or the "
        "largest is over 1000 times the smallest), as torch.set_printoptions(sci_mode=True/False/None)"},
+      {"--full", 0, G::Display, nullptr,
+       "Print every stage whole and every tensor: a lesson's default run folds stages that repeat an earlier one to "
+       "their titles and leaves out tensors a line names, to fit one sitting"},
       {"--shapes-only", 0, G::Display, nullptr, "Names and shapes, no values, in every output (text, JSON, dump)"},
       {"--step", 0, G::Display, nullptr, "Pause after each stage: Enter/n next, p back, q quit (needs a terminal)"},
       {"--color", 0, G::Display, "auto|always|never",

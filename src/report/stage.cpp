@@ -65,6 +65,21 @@ Stage& Stage::show_copy(std::string name, Shape shape, const float* data, Labels
 // Notes, tables and checks quote the learner's words (--tokens, --src): control characters and
 // broken UTF-8 in them become '?', as in the heatmap and SVG labels, so no escape sequence
 // reaches the terminal.
+Stage& Stage::detail() {
+  for (auto it = items.rbegin(); it != items.rend(); ++it)
+    if (auto* t = std::get_if<TensorItem>(&*it)) {
+      t->detail = true;
+      return *this;
+    }
+  throw std::logic_error("detail(): the stage shows no tensor yet");
+}
+
+Stage& Stage::fold(std::string one, std::string many) {
+  fold_one = std::move(one);
+  fold_many = std::move(many);
+  return *this;
+}
+
 Stage& Stage::note(std::string text) {
   items.emplace_back(NoteItem{clean_label(text)});
   return *this;

@@ -135,6 +135,10 @@ struct TensorItem {
   // Why it holds NaN, for a heatmap's legend ("a row with nothing to attend to (0/0)", "an
   // overflow to inf, first in ..."), set by explain_nonfinite; empty when no cause is known.
   std::string nan_cause = {};
+  // True for a tensor the default text leaves out to keep a lesson to one sitting (the weights
+  // behind a projection, a copy of one already printed): the out: line names it, a line says
+  // that --full prints it, and every other sink has it as any tensor (Stage::detail).
+  bool detail = false;
 };
 
 // The heatmap legend's cause for NaN from a fully masked row.
@@ -257,6 +261,17 @@ struct Stage {
     std::get<TensorItem>(items.back()).printed = false;
     return *this;
   }
+  // Marks the tensor shown last as detail (TensorItem::detail): printed with --full.
+  Stage& detail();
+  // This stage does again what an earlier one showed (decoder step 4 after step 1): the default
+  // text prints its title alone, and after a run of such stages one line counts them: "6 more
+  // <many>: --full prints them". `one` and `many` name one and several ("decoder step like step
+  // 1", "decoder steps like step 1"). --full, --stage and --step show it whole, as every other
+  // sink does.
+  Stage& fold(std::string one, std::string many);
+  bool folded() const { return !fold_many.empty(); }
+  std::string fold_one = {}, fold_many = {};
+
   Stage& note(std::string text);
   Stage& table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
   // An invariant: `measure` = `value` must be <= (or >=) `bound`.

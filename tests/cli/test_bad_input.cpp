@@ -147,6 +147,7 @@ TEST_CASE("bad input: options") {
       {{"lesson", "causal", "--batch", "1e3"}, {"--batch"}},
       {{"lesson", "causal", "--format", "yaml"}, {"--format", "'yaml'"}},
       {{"lesson", "causal", "--full-json"}, {"--full-json", "--format json"}},
+      {{"lesson", "causal", "--full", "--format", "json"}, {"--full applies to the text output", "(--full: text (JSON always holds every stage"}},
       {{"lesson", "causal", "--color", "rainbow"}, {"--color"}},
       {{"lesson", "causal", "--weights-layout", "cols"}, {"--weights-layout"}},
       {{"lesson", "causal", "--preset", "nobody"}, {"--preset"}},
