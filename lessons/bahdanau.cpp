@@ -354,7 +354,8 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
                         "e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)\n"
                         "U_a h = h @ U_a.weight^T    (S, 2 d_h) @ (2 d_h, d_a) -> (S, d_a)");
     s.in("h", h);
-    s.show("W_a.weight", W_a.weight).show("U_a.weight", U_a.weight).show("v_a.weight", v_a.weight);
+    s.show("W_a.weight", W_a.weight).detail().show("U_a.weight", U_a.weight).detail();
+    s.show("v_a.weight", v_a.weight).detail();
     s.note("One feed-forward layer of d_a tanh units for every (i, j): W_a reads a decoder state, "
            "U_a an encoder state, v_a makes one score. nn.Linear stores each weight (out, in).");
     if (from_files)
@@ -433,6 +434,8 @@ void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
                             " = softmax(e_" + n + ")\n"
                             "c_" + n + " = alpha_" + n + " @ h;  s_" + n + " = tanh(W_ih [y_" + p +
                             " ; c_" + n + "] + b_ih + W_hh s_" + p + " + b_hh)");
+    // Stages 5-7 showed step 1; the alignment matrix gathers every step's weights.
+    s.fold("decoder step like step 1 (stages 5-7)", "decoder steps like step 1 (stages 5-7)");
     s.in("s_" + p, steps[i - 1].s).in("U_a h", Uh).in("h", h).in("y_" + p, row_of(y, i - 1));
     s.show("e_" + n, st.e, {}, src);
     s.show("alpha_" + n, st.alpha, {}, src);

@@ -322,7 +322,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("The sentences and their embeddings",
                         "x_s = embed(source word s)    y_t = embed(target word t)    y_0 = embed(<s>)");
-    s.show("x", x, src).show("y", y, tgt).show("y_0", y_0);
+    s.show("x", x, src).show("y", y, tgt).detail().show("y_0", y_0).detail();
     s.note(kUntrainedNote);
     s.note("Every word has its own vector, the same each time (a repeated word repeats it): "
            "torch.manual_seed(fnv1a32(word.lower())); torch.rand(" + num(d_in) + "). " +
@@ -429,7 +429,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Step 1: the attentional state", "h~_1 = tanh(W_att [c_1 ; h_1])");
     s.in("c_1", first.c).in("h_1", first.h).in("W_att.weight", w.W_att.weight);
-    s.show("[c_1 ; h_1]", first.ch).show("h~_1", first.h_tilde);
+    s.show("[c_1 ; h_1]", first.ch).detail().show("h~_1", first.h_tilde);
     s.note("h~_t is what Luong's decoder predicts from: p(y_t) = softmax(W_s h~_t) over the "
            "target vocabulary. There is no vocabulary here (nothing is trained), so the lesson "
            "stops at h~_t.");
@@ -458,7 +458,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
       rows.push_back({num(t + 1), t == 0 ? "<s>" : tgt[t - 1], tgt[t], at(src, top), report::fixed(steps[t].a(top), 4)});
     }
     s.table({"t", "reads y_{t-1}", "produces y_t", "most weight on", "a_t there"}, rows);
-    s.show("h_t", H_dec, tgt).show("c_t", C, tgt).show("h~_t", H_tilde, tgt);
+    s.show("h_t", H_dec, tgt).detail().show("c_t", C, tgt).detail().show("h~_t", H_tilde, tgt).detail();
     s.note("One row per target step, labelled with the word it produces; row 1 is step 1 above. "
            "The steps run one after another because h_t needs h_{t-1}; only the attention inside "
            "a step looks at all source words at once.");
@@ -469,6 +469,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     s.show("alignment", alignment, tgt, src);
     s.attention_weights(report::Training::drawn_unless(from_files),
                         "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
+    s.detail_values();  // the heatmap stays; stage 9's table gives each row's largest weight
     check_rows_sum_to_one(s, "alignment", alignment);
     const float uniform = 1.0f / static_cast<float>(S);
     float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores
@@ -492,7 +493,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     for (std::size_t j = 0; j < S; ++j)
       for (std::size_t k = 0; k < d_h; ++k) h_off = std::fmax(h_off, std::fabs(h_enc(j, k) - mean(k)));
     if (S > 1 && c_off < 0.5f * h_off)
-      why += " That is why the c_t rows in stage 9 look alike: every c_t is within " + report::fixed(c_off, 4) +
+      why += " That is why the c_t rows of stage 9 (--full prints them) look alike: every c_t is within " + report::fixed(c_off, 4) +
              " of the mean of the h_enc_s, element by element, while the h_enc_s themselves stray up to " +
              report::fixed(h_off, 4) + " from it.";
     s.note("Rows are target words, columns source words. A trained model shows a near-diagonal "
@@ -528,8 +529,8 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
                         "W_a = W_query @ W_key^T\n"
                         "general_scores[t, s] = h_t^T W_a h_enc_s    (every h_t against every h_enc_s)");
     s.in("h_t", H_dec).in("h_enc", h_enc);
-    s.show("W_query", W_query).show("W_key", W_key).show("W_a", W_a);
-    s.show("general_scores", bridged, tgt, src);
+    s.show("W_query", W_query).detail().show("W_key", W_key).detail().show("W_a", W_a).detail();
+    s.show("general_scores", bridged, tgt, src).detail();  // stage 13 prints the same numbers as Q @ K^T
     s.note("Two (d_h, d_k) matrices, d_k = " + num(d_k) + ", multiply into a (d_h, d_h) W_a of rank "
            "at most d_k. It is a new matrix, not W_g, so these scores differ from stage 10's; "
            "they are still Luong's general scores, computed one decoder state at a time exactly "
@@ -544,7 +545,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
                         "Q = H_dec @ W_query    K = H_enc @ W_key\n"
                         "Q @ K^T = H_dec @ W_query @ W_key^T @ H_enc^T = H_dec @ W_a @ H_enc^T");
     s.in("H_dec", H_dec).in("H_enc", h_enc);
-    s.show("Q", Q, tgt).show("K", K, src).show("Q @ K^T", QK, tgt, src);
+    s.show("Q", Q, tgt).detail().show("K", K, src).detail().show("Q @ K^T", QK, tgt, src);
     // Not bit for bit: the products are summed in another order, so the bound is float32 rounding.
     check_close(s, "Q @ K^T equals general_scores", QK, bridged);
     s.note("Project the decoder states into queries and the encoder states into keys, and the "

@@ -110,8 +110,10 @@ TEST_CASE("a detail tensor is named on one line and printed only with --full") {
       .show("W_value.weight", w)
       .detail();
   const std::string text = text_of(r, TextOptions{});
-  CHECK(contains(text, "\n(W_query.weight and W_key.weight: --full prints them)\n"));
-  CHECK(contains(text, "\n(W_value.weight: --full prints it)\n"));
+  // One line for the stage, where the first of them was.
+  CHECK(contains(text, "out: W_query.weight (2, 2), W_key.weight (2, 2), queries (2, 2),\n"
+                       "         W_value.weight (2, 2)\n\n"
+                       "(W_query.weight, W_key.weight and W_value.weight: --full prints them)\n\nqueries (2, 2)\n"));
   CHECK(contains(text, "queries (2, 2)\ntensor("));
   CHECK_FALSE(contains(text, "W_query.weight (2, 2)\ntensor("));
   CHECK(contains(text, "out: W_query.weight (2, 2)"));  // the shapes line still names it
@@ -123,6 +125,23 @@ TEST_CASE("a detail tensor is named on one line and printed only with --full") {
   TextOptions shapes;
   shapes.shapes_only = true;  // nothing is printed, so nothing is said to be left out
   CHECK_FALSE(contains(text_of(r, shapes), "--full prints"));
+}
+
+TEST_CASE("detail_values keeps an attention matrix's heatmap and leaves out its values") {
+  Report r;
+  Mat w = {{0.25f, 0.75f}, {0.5f, 0.5f}};
+  r.stage("Weights").show("alignment", w, {"le", "chat"}, {"the", "cat"}).attention_weights().detail_values();
+  r.stage("A copy").show("alignment_again", w).attention_weights().detail();
+  r.stage("Both").show("a", w).attention_weights().detail_values().show("b", w).detail().show("c", w).attention_weights().detail_values();
+  const std::string text = text_of(r, TextOptions{});
+  CHECK(contains(text, "(the values of alignment: --full prints them)\n\nheatmap of alignment"));
+  CHECK_FALSE(contains(text, "tensor(["));
+  CHECK(contains(text, "(alignment_again: --full prints it)\n"));  // detail(): no picture either
+  CHECK_FALSE(contains(text, "heatmap of alignment_again"));
+  CHECK(contains(text, "(b, and the values of a and c: --full prints them)\n"));
+  TextOptions full;
+  full.full = true;
+  CHECK(contains(text_of(r, full), "tensor([[0.2500, 0.7500],"));
 }
 
 TEST_CASE("render_table prints a table too wide for the page in parts, each with the first column") {

@@ -5,10 +5,9 @@
 namespace attn {
 
 const char* const kUntrainedNote =
-    "The weights are random and untrained: the shapes, the arithmetic and the costs are exactly "
-    "those of the real thing, but no translation is learned, so read the numbers as mechanism, "
-    "not as meaning. The decoder is fed the reference translation one word at a time (teacher "
-    "forcing), as in training.";
+    "The weights are random and untrained: the shapes, arithmetic and costs are the real thing's, "
+    "but no translation is learned (read the numbers as mechanism, not meaning). The decoder is fed "
+    "the reference translation word by word (teacher forcing), as in training.";
 
 void check_source_shape(const LessonOptions& opts, const Shape& shape, const std::string& source, bool complete) {
   if (shape.size() != 2 || shape[0] == 0 || shape[1] == 0)

@@ -119,7 +119,7 @@ void cell(Line& line, float v, const PanelSet& set, const Panel& panel, std::siz
 
 // The lines of one panel, each exactly `l.width` wide (padded), so panels can sit side by side.
 std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layout& l, ColorDepth color,
-                             bool titled, const std::string& name, bool map) {
+                             bool titled, const std::string& name) {
   std::vector<Line> lines;
   const std::size_t x0 = grid_left(l);
   if (titled) {
@@ -129,9 +129,10 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
                         l.width));
     lines.push_back(title);
   }
-  // A layer x head map's heads (numbers of at most two digits): a line of tens and a line of
-  // units, each digit above its column, instead of a staircase 24 lines tall.
-  bool numeric = map && l.cols.size() > 0;
+  // Columns numbered with at most two digits (a layer x head map's heads, key positions): a line
+  // of tens and a line of units, each digit above its column, instead of a staircase as tall as
+  // the columns are many.
+  bool numeric = l.cols.size() > 0;
   for (std::size_t j = 0; j < l.cols.size(); ++j)
     if (l.cols[j] != kLeftOut && (l.col_text[j].empty() || l.col_text[j].size() > 2 ||
                                   l.col_text[j].find_first_not_of("0123456789") != std::string::npos))
@@ -278,7 +279,7 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
     if (first > 0) out += "\n";
     const std::size_t last = std::min(drawn, first + per_band);
     std::vector<std::vector<Line>> band;
-    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name, !attends));
+    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name));
     for (std::size_t i = 0; i < band.front().size(); ++i) {
       std::string line;
       for (std::size_t p = 0; p < band.size(); ++p) line += (p ? std::string(kPanelGap, ' ') : "") + band[p][i].text;

@@ -74,6 +74,16 @@ Stage& Stage::detail() {
   throw std::logic_error("detail(): the stage shows no tensor yet");
 }
 
+Stage& Stage::detail_values() {
+  detail();
+  for (auto it = items.rbegin(); it != items.rend(); ++it)
+    if (auto* t = std::get_if<TensorItem>(&*it)) {
+      t->detail_keeps_picture = true;
+      break;
+    }
+  return *this;
+}
+
 Stage& Stage::fold(std::string one, std::string many) {
   fold_one = std::move(one);
   fold_many = std::move(many);

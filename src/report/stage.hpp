@@ -139,6 +139,9 @@ struct TensorItem {
   // behind a projection, a copy of one already printed): the out: line names it, a line says
   // that --full prints it, and every other sink has it as any tensor (Stage::detail).
   bool detail = false;
+  // With `detail` on attention weights: the default text still draws the heatmap, and leaves out
+  // only the values (Stage::detail_values).
+  bool detail_keeps_picture = false;
 };
 
 // The heatmap legend's cause for NaN from a fully masked row.
@@ -263,6 +266,9 @@ struct Stage {
   }
   // Marks the tensor shown last as detail (TensorItem::detail): printed with --full.
   Stage& detail();
+  // The same for attention weights whose heatmap the default text still draws: only the values
+  // wait for --full.
+  Stage& detail_values();
   // This stage does again what an earlier one showed (decoder step 4 after step 1): the default
   // text prints its title alone, and after a run of such stages one line counts them: "6 more
   // <many>: --full prints them". `one` and `many` name one and several ("decoder step like step

@@ -342,27 +342,37 @@ void TextSink::stage(const Stage& s, std::size_t total) {
   if (!s.inputs.empty()) out_ << shapes_lines(s.inputs, opts_.width, "    in:  ");
   const auto outs = s.outputs();
   if (!outs.empty()) out_ << shapes_lines(outs, opts_.width, "    out: ");
-  // Detail tensors left out: one line, where the first of each run of them would be.
-  std::vector<std::string> skipped;
-  auto say_skipped = [&] {
-    if (skipped.empty()) return;
-    std::string names;
-    for (std::size_t k = 0; k < skipped.size(); ++k)
-      names += (k == 0 ? "" : k + 1 == skipped.size() ? " and " : ", ") + skipped[k];
-    out_ << "\n" << wrap("(" + names + ": --full prints " + (skipped.size() == 1 ? "it" : "them") + ")", opts_.width, "", " ");
-    skipped.clear();
+  // Detail tensors left out: one line for the stage, where the first of them would be. An
+  // attention matrix marked detail_values keeps its heatmap and leaves out only its values.
+  std::vector<std::string> hidden, values_hidden;  // tensors left out whole; pictures without values
+  auto skips = [&](const TensorItem& t) { return t.detail && !opts_.full && !opts_.shapes_only && t.printed; };
+  auto pictured = [&](const TensorItem& t) { return t.attention && t.detail_keeps_picture && opts_.heatmaps; };
+  for (const Item& i : s.items)
+    if (const auto* t = std::get_if<TensorItem>(&i); t && skips(*t)) (pictured(*t) ? values_hidden : hidden).push_back(t->name);
+  auto join = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (std::size_t k = 0; k < names.size(); ++k)
+      out += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
+    return out;
   };
+  bool said = false;
   for (const Item& i : s.items) {
     const auto* t = std::get_if<TensorItem>(&i);
-    if (t && t->detail && !opts_.full && !opts_.shapes_only && t->printed) {
-      skipped.push_back(t->name);
+    if (!t || !skips(*t)) {
+      item(i);
       continue;
     }
-    say_skipped();
-    item(i);
+    if (!said) {
+      std::string what = join(hidden);
+      if (!values_hidden.empty()) what += (hidden.empty() ? "the values of " : ", and the values of ") + join(values_hidden);
+      const bool one = hidden.size() == 1 && values_hidden.empty();
+      out_ << "\n" << wrap("(" + what + ": --full prints " + (one ? "it" : "them") + ")", opts_.width, "", " ");
+      said = true;
+    }
+    if (pictured(*t)) out_ << "\n" << render_heatmap(*t, opts_.heatmap);  // its title names it
   }
-  say_skipped();
 }
+
 void TextSink::item(const Item& i) {
   if (const auto* t = std::get_if<TensorItem>(&i)) {
     if (opts_.shapes_only || !t->printed) return;  // the "out:" line already names every shape
