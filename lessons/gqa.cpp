@@ -11,7 +11,8 @@
 // --weights put a learner's own x and layers through it.
 //
 // Legend: B batch, T tokens, d_in embedding width (also the output width), h query heads,
-// h_kv key/value heads, groups = h / h_kv, d_k = d_in / h head width.
+// h_kv key/value heads, groups = h / h_kv, d_k head width (--d-k; by default d_in / h).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -50,28 +51,6 @@ Linear expand_kv_weight(const Linear& kv_layer, std::size_t h, std::size_t h_kv,
   return out;
 }
 
-// h_kv: read from W_key.npy's width when --weights gives one (a learner's own model decides
-// it), else --kv-heads, else half of h when h is even. Refuses a W_key that is not whole heads
-// of d_k, and a --kv-heads that disagrees with the file.
-std::size_t kv_heads_option(const LessonOptions& opts, std::size_t h, std::size_t d_in, std::size_t d_k) {
-  const auto file = opts.weights.find("W_key");
-  const std::size_t in_axis = opts.weights_torch_layout ? 1 : 0;
-  // A wrong rank, or a file whose input axis is not d_in (the other layout?), is linear_weights'
-  // to refuse, with the shape it expected.
-  if (file == opts.weights.end() || file->second.shape.size() != 2 || file->second.shape[in_axis] != d_in)
-    return size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
-  const ExternalTensor& t = file->second;
-  const std::size_t width = t.shape[opts.weights_torch_layout ? 0 : 1];  // h_kv * d_k
-  if (width % d_k != 0)
-    throw UsageError("W_key.npy's width is not a whole number of heads", t.source,
-                     "a multiple of d_k = " + std::to_string(d_k) + " (--d-in / --heads)", std::to_string(width));
-  if (opts.kv_heads && *opts.kv_heads != width / d_k)
-    throw UsageError("--kv-heads disagrees with --weights", "--kv-heads",
-                     std::to_string(width / d_k) + " (from W_key.npy, " + std::to_string(width) + " wide)",
-                     std::to_string(*opts.kv_heads));
-  return width / d_k;
-}
-
 }  // namespace
 
 void lesson_gqa(const LessonOptions& opts, report::Report& out) {
@@ -83,29 +62,25 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
   bool values = true;
   const LessonInput in = lesson_input(opts, 8, 1, true, [&](const InputSizes& n) {
     h = size_option(opts.heads, 4, "--heads");
-    if (n.d_in % h != 0)
-      throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + std::to_string(n.d_in),
-                       std::to_string(h));
-    d_k = n.d_in / h;
+    d_k = head_width_option(opts, h, n.d_in);  // --d-k, W_query.npy's width / h, or d_in / h
     h_kv = kv_heads_option(opts, h, n.d_in, d_k);
-    if (h_kv > h || h % h_kv != 0)
-      throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
-                       std::to_string(h_kv));
     values = check_sizes({{"attn_scores", {n.B, h, n.T, n.T}, "--batch, --heads, --seq-len"},
-                          {"W_query.weight", {h * d_k, n.d_in}, "--d-in"},
-                          {"out_proj.weight", {n.d_in, h * d_k}, "--d-in"},
-                          {"W_key_mha.weight", {h * d_k, n.d_in}, "--d-in"},
-                          {"queries", {n.B, n.T, h * d_k}, "--batch, --seq-len, --d-in"}},
+                          {"W_query.weight", {h * d_k, n.d_in}, "--d-in, --heads, --d-k"},
+                          {"out_proj.weight", {n.d_in, h * d_k}, "--d-in, --heads, --d-k"},
+                          {"W_key_mha.weight", {h * d_k, n.d_in}, "--d-in, --heads, --d-k"},
+                          {"queries", {n.B, n.T, h * d_k}, "--batch, --seq-len, --heads, --d-k"}},
                          opts.shapes_only, /*values_optional=*/!out.keep_values);
     // All together, the lesson's own tensors and the report's (measured at each limit alone,
-    // docs/testing.md): both models' four weights, and the (B, T, d_in)-sized heads of each.
+    // docs/testing.md): both models' four weights, and the (B, T, d_in)-sized heads of each,
+    // counted at the wider of d_in and h * d_k (the same when d_k = d_in / h).
+    const std::size_t wide = std::max(n.d_in, h * d_k);
     if (values)
       values = values_within_held("gqa at these sizes",
                                   held_bytes(opts, {{9, {n.B, h, n.T, n.T}},
-                                                    {14, {n.d_in, n.d_in}},
-                                                    {30, {n.B, n.T, n.d_in}}}),
+                                                    {14, {wide, n.d_in}},
+                                                    {30, {n.B, n.T, wide}}}),
                                   opts.shapes_only, /*values_optional=*/!out.keep_values, /*skips_values=*/true,
-                                  "--batch, --seq-len, --d-in, --heads");
+                                  "--batch, --seq-len, --d-in, --heads, --d-k");
     return values;
   });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;
@@ -362,7 +337,7 @@ ATTN_REGISTER_LESSON({660, "gqa", "Grouped-query attention: from multi-head to m
                       "h query heads share h_kv key/value heads; the repeat_interleave copy; the KV cache it shrinks",
                       "Ainslie et al. 2023, GQA; the Llama-3.2-3B attention block",
                       kSeed | kBatch | kSeqLen | kDIn | kHeads | kKvHeads | kTokens | kInput | kWeights, lesson_gqa,
-                      {},
+                      {kHeadWidthOption},
                       // --weights DIR: the four bias-free layers (a bias file is refused, not half used).
                       {"W_query", "W_key", "W_value", "out_proj"}});
 

@@ -6,7 +6,8 @@
 // mixed by out_proj. The lesson then shows that this equals h separate single-head attentions,
 // and what goes wrong when the transpose is skipped.
 //
-// Legend: B batch, T tokens, d_in embedding width, d_out = h * d_k, h heads, d_k head width.
+// Legend: B batch, T tokens, d_in embedding width, d_out = h * d_k, h heads, d_k head width,
+// d_o out_proj's output width (d_out, Raschka's square out_proj; or d_in, back to x's width).
 #include <algorithm>
 #include <limits>
 
@@ -111,6 +112,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     throw UsageError("--heads must divide --d-out", "--heads", "a divisor of " + std::to_string(d_out),
                      std::to_string(h));
   const std::size_t d_k = d_out / h;
+  const std::size_t d_o = out_proj_width(opts, d_out);  // out_proj: d_out -> d_o
   const std::size_t kv = size_option(opts.kv_heads, h, "--kv-heads");  // key/value heads
   if (h % kv != 0)
     throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
@@ -126,7 +128,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     values = check_sizes({{"attn_scores", {n.B, h, n.T, n.T}, "--batch, --heads, --seq-len"},
                           {"queries", {n.B, n.T, d_out}, "--batch, --seq-len, --d-out"},
                           {"W_query.weight", {d_out, n.d_in}, "--d-in, --d-out"},
-                          {"out_proj.weight", {d_out, d_out}, "--d-out"}},
+                          {"out_proj.weight", {d_o, d_out}, "--d-out, --out-proj-width"}},
                          opts.shapes_only, /*values_optional=*/!out.keep_values);
     // All together, the lesson's own tensors and the report's (measured at each limit alone,
     // docs/testing.md): the (B, T, d_out) ones are many, queries to the merged heads, fused and split.
@@ -134,11 +136,12 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
       values = values_within_held("heads at these sizes",
                                   held_bytes(opts, {{5, {n.B, h, n.T, n.T}},
                                                     {7, {d_out, n.d_in}},
-                                                    {3, {d_out, d_out}},
+                                                    {3, {d_o, d_out}},
                                                     {3, {n.B, n.T, n.d_in}},
-                                                    {26, {n.B, n.T, d_out}}}),
+                                                    {24, {n.B, n.T, d_out}},
+                                                    {2, {n.B, n.T, d_o}}}),  // output, output_wrong
                                   opts.shapes_only, /*values_optional=*/!out.keep_values, /*skips_values=*/true,
-                                  "--batch, --seq-len, --d-in, --d-out, --heads");
+                                  "--batch, --seq-len, --d-in, --d-out, --heads, --out-proj-width");
     return values;
   });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;
@@ -153,6 +156,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const std::string& Wo = model.output;
 
   const std::string din = std::to_string(d_in), dout = std::to_string(d_out), dkv = std::to_string(d_kv);
+  // out_proj's output width as the equations name it: d_out (the book's), d_in, or the number.
+  const std::string d_o_name = d_o == d_out ? "d_out" : d_o == d_in ? "d_in" : std::to_string(d_o);
   // Four layers, drawn in the order MultiHeadAttention.__init__ constructs them (or loaded from
   // --weights). The header's "reproduce in PyTorch" lines are rendered from this recipe, which
   // starts with however x was made. A run without values records them without drawing.
@@ -163,8 +168,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   p.W_query = linear_weights(opts, "W_query", d_in, d_out, qkv_bias, gen, steps, Wq, values);     // weight (d_out, d_in)
   p.W_key = linear_weights(opts, "W_key", d_in, d_kv, qkv_bias, gen, steps, Wk, values);          // weight (d_kv, d_in)
   p.W_value = linear_weights(opts, "W_value", d_in, d_kv, qkv_bias, gen, steps, Wv, values);      // weight (d_kv, d_in)
-  p.out_proj = linear_weights(opts, "out_proj", d_out, d_out, out_bias, gen, steps, Wo, values);  // weight (d_out, d_out)
-  if (opts.weights.empty() && !grouped && opts.preset.empty()) {
+  p.out_proj = linear_weights(opts, "out_proj", d_out, d_o, out_bias, gen, steps, Wo, values);    // weight (d_o, d_out)
+  if (opts.weights.empty() && !grouped && opts.preset.empty() && d_o == d_out) {
     steps.add(recipe::Comment{"or the book's MultiHeadAttention(" + din + ", " + dout + ", " + std::to_string(T) +
                               ", 0.0, num_heads=" + std::to_string(h) + ", qkv_bias=" + yes_no(qkv_bias) + "),"});
     steps.add(recipe::Comment{std::string("which builds these four layers in this order") +
@@ -177,6 +182,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                                   "d_out " + dout, "heads " + std::to_string(h), "d_k " + std::to_string(d_k)})
     setting.push_back(item);
   if (grouped) setting.push_back("kv_heads " + std::to_string(kv));
+  if (d_o != d_out) setting.push_back("out_proj_width " + std::to_string(d_o));
   setting.push_back(std::string("causal ") + yes_no(causal));
   setting.push_back(std::string("qkv_bias ") + yes_no(qkv_bias));
   if (!opts.preset.empty()) setting.push_back("preset " + opts.preset);
@@ -208,15 +214,15 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Weights: one fused projection per role, plus " + Wo,
                         grouped ? Wq + " = nn.Linear(d_in, d_out); " + Wk + ", " + Wv + " = nn.Linear(d_in, kv_heads * d_k)"
                                 : Wq + ", " + Wk + ", " + Wv + " = nn.Linear(d_in, d_out); " + Wo +
-                                      " = nn.Linear(d_out, d_out" + (out_bias ? "" : ", bias=False") + ")");
+                                      " = nn.Linear(d_out, " + d_o_name + (out_bias ? "" : ", bias=False") + ")");
     s.show(Wq + ".weight", weight(p.W_query.weight, d_out, d_in));
     if (has_bias(p.W_query, qkv_bias)) s.show(Wq + ".bias", bias(p.W_query.bias, d_out));
     s.show(Wk + ".weight", weight(p.W_key.weight, d_kv, d_in));
     if (has_bias(p.W_key, qkv_bias)) s.show(Wk + ".bias", bias(p.W_key.bias, d_kv));
     s.show(Wv + ".weight", weight(p.W_value.weight, d_kv, d_in));
     if (has_bias(p.W_value, qkv_bias)) s.show(Wv + ".bias", bias(p.W_value.bias, d_kv));
-    s.show(Wo + ".weight", weight(p.out_proj.weight, d_out, d_out));
-    if (has_bias(p.out_proj, out_bias)) s.show(Wo + ".bias", bias(p.out_proj.bias, d_out));
+    s.show(Wo + ".weight", weight(p.out_proj.weight, d_o, d_out));
+    if (has_bias(p.out_proj, out_bias)) s.show(Wo + ".bias", bias(p.out_proj.bias, d_o));
     s.note("Head i (counting from 0) will use rows [i*d_k : (i+1)*d_k] of each (d_out, d_in) weight, "
            "with d_k = " + std::to_string(d_k) + ": the " + std::to_string(h) +
            " heads are already inside one matrix." +
@@ -446,7 +452,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
            " context_vec above. Without it nothing fails inside combine_heads: the error appears where its "
            "result is used, in self.W_o(...).");
   }
-  const auto output = hold(values, {B, T, d_out}, [&] { return linear(p.out_proj, *context); });  // (B, T, d_out) -> (B, T, d_out)
+  const auto output = hold(values, {B, T, d_o}, [&] { return linear(p.out_proj, *context); });  // (B, T, d_out) -> (B, T, d_o)
   {
     auto& s = out.stage("Output projection", "output = context_vec @ " + Wo + ".weight^T" +
                                                  (out_bias ? " + " + Wo + ".bias" : ""));
@@ -455,6 +461,11 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     if (h > 1)
       s.note(Wo + " lets the heads' results mix; without it each output column would come from "
              "one head only.");
+    if (d_o != d_out)
+      s.note(Wo + " is nn.Linear(d_out, " + d_o_name + "): it maps the " + dout + " columns of the " +
+             std::to_string(h) + " merged heads to " + std::to_string(d_o) + (d_o == d_in ? ", x's width d_in" : "") +
+             ". A model whose heads are not d_in wide together (num_heads * head_dim != hidden_size, as in "
+             "Gemma) has such an out_proj; the book's is square, (d_out, d_out).");
   }
 
   // Check 1: the fused flow equals h separate single-head attentions on slices of the weights.
@@ -484,13 +495,13 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   // Check 2: the mistake of viewing (B, T, d_out) as (B, h, T, d_k) directly.
   if (T > 1 && h > 1 && !model.missing_transpose) {
     const auto q_wrong = hold(values, {B, h, T, d_k}, [&] { return reshape_without_transpose(*queries, h); });  // (B, T, d_out) -> (B, h, T, d_k)
-    const auto output_wrong = hold(values, {B, T, d_out}, [&] {
+    const auto output_wrong = hold(values, {B, T, d_o}, [&] {
       const Ten4 k_wrong = repeat_kv_heads(reshape_without_transpose(*keys, kv), groups);     // (B, h, T, d_k)
       const Ten4 v_wrong = repeat_kv_heads(reshape_without_transpose(*values_, kv), groups);  // (B, h, T, d_k)
       const Attention wrong = attend(*q_wrong, k_wrong, v_wrong, causal, model);
       Ten3 merged_wrong = xt::empty<float>({B, T, d_out});  // (B, h, T, d_k) -> (B, T, d_out), no transpose either
       std::copy(wrong.context.begin(), wrong.context.end(), merged_wrong.begin());
-      return linear(p.out_proj, merged_wrong);  // (B, T, d_out)
+      return linear(p.out_proj, merged_wrong);  // (B, T, d_out) -> (B, T, d_o)
     });
 
     // Which pieces of `queries` ended up in head 0's rows, as Python slices.
@@ -589,6 +600,9 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
 ATTN_REGISTER_LESSON({600, "heads", "Multi-head attention: split, attend, merge",
                       "one fused projection viewed as h heads, the transpose that keeps tokens apart, out_proj",
                       "Raschka, Build a Large Language Model (From Scratch), 3.6.2; Phillips, The Implemented Transformer",
-                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kHeads | kCausal | kQkvBias | kTokens | kInput | kWeights | kKvHeads, lesson_heads});
+                      kSeed | kBatch | kSeqLen | kDIn | kDOut | kHeads | kCausal | kQkvBias | kTokens | kInput | kWeights | kKvHeads, lesson_heads,
+                      {{"--out-proj-width", OptionType::Integer, 0, 65536, 0,
+                        "Output width N of out_proj, nn.Linear(d_out, N): N = d_in maps the heads back to x's width; "
+                        "0 is d_out, the book's square out_proj"}}});
 
 }  // namespace attn

@@ -11,7 +11,8 @@
 //
 // Legend: B batch, T tokens, P prompt tokens (prefilled at once), t the position being decoded
 // (0-based: that step reads t + 1 keys), d_in embedding width (also the output width), h query
-// heads, h_kv key/value heads, d_k = d_in / h head width, C the cache storage's capacity.
+// heads, h_kv key/value heads, d_k head width (--d-k; by default d_in / h), C the cache storage's
+// capacity.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -224,12 +225,8 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
   const LessonInput in = lesson_input(o, 8, 1, true, [&](const InputSizes& n) {
     const std::size_t B = n.B, T = n.T, d_in = n.d_in;
     h = size_option(opts.heads, 4, "--heads");
-    if (d_in % h != 0)
-      throw UsageError("--heads must divide --d-in", "--heads", "a divisor of " + str(d_in), str(h));
-    d_k = d_in / h;
-    h_kv = size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
-    if (h_kv > h || h % h_kv != 0)
-      throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + str(h), str(h_kv));
+    d_k = head_width_option(opts, h, d_in);  // --d-k, W_query.npy's width / h, or d_in / h
+    h_kv = kv_heads_option(opts, h, d_in, d_k);
     const std::int64_t prompt = opts.integer("--prompt-len");
     if (prompt >= static_cast<std::int64_t>(T))
       throw UsageError("--prompt-len must leave at least one token to decode", "--prompt-len",
@@ -242,7 +239,10 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
                        format_option_value(theta));
     if (rope && d_k % 2 != 0)
       throw UsageError("--rope-theta needs an even head width: RoPE rotates pairs of dimensions", "--rope-theta",
-                       "d_k = d_in / heads even", "d_k " + str(d_k));
+                       opts.integer("--d-k")  ? "--d-k even"
+                       : d_k * h == d_in      ? "d_k = d_in / heads even"
+                                              : "d_k = W_query.npy's width / heads even",
+                       "d_k " + str(d_k));
 
     // The full pass holds (B, h, T, T) weights, and decoding reads every weight once per token.
     const AttentionDims dims{d_in, h, h_kv, d_k, d_in};
@@ -255,21 +255,22 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     if (over && !opts.shapes_only)
       throw UsageError("decoding " + str(T) + " tokens at these sizes is more than this lesson computes; add "
                        "--shapes-only for every step's shapes and the costs without the numbers",
-                       "--seq-len, --d-in, --heads, --batch",
+                       "--seq-len, --d-in, --heads, --d-k, --batch",
                        "at most " + num(kMaxWork) + " multiply-adds and (B, h, T, T) of at most " + num(kMaxValues) +
                            " values",
                        num(static_cast<std::uint64_t>(work)) + " multiply-adds, (" + str(B) + ", " + str(h) + ", " +
                            str(T) + ", " + str(T) + ")");
+    check_size("the cache", {B, h_kv, T, d_k}, opts.shapes_only, "--batch, --kv-heads, --seq-len, --d-in, --d-k");
+    if (!over) {
+      check_size("W_query.weight", {h * d_k, d_in}, opts.shapes_only, "--d-in, --heads, --d-k");
+      check_size("out_proj.weight", {d_in, h * d_k}, opts.shapes_only, "--d-in, --heads, --d-k");
+      check_size("the full pass's attn_weights", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
+    }
     return !(over && !out.keep_values);  // x's values: not for a plan whose report keeps none
   });
   const std::size_t B = in.B, T = in.T, d_in = in.d_in;
   const AttentionDims dims{d_in, h, h_kv, d_k, d_in};
   const bool plan = over;  // --shapes-only at sizes too large to compute: shapes and counts only
-  check_size("the cache", {B, h_kv, T, d_k}, opts.shapes_only, "--batch, --kv-heads, --seq-len, --d-in");
-  if (!plan) {
-    check_size("W_query.weight", {h * d_k, d_in}, opts.shapes_only, "--d-in");
-    check_size("the full pass's attn_weights", {B, h, T, T}, opts.shapes_only, "--batch, --heads, --seq-len");
-  }
 
   // Four bias-free layers, drawn in the order a GQA module's __init__ builds them (lesson gqa);
   // --weights may bring biases too (W_key_bias.npy, ...), which linear_weights then loads.
@@ -386,8 +387,9 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
              ") the keys are rotated by their positions before they are used; keys_full holds the rotated keys, "
              "which is what a cache stores, so a decode step must rotate its new key to its own position t." +
              std::string(d_k == 2 ? " With d_k = 2 RoPE has a single pair, whose frequency theta^0 = 1 is the same "
-                                    "for every theta: --rope-theta changes no number here (--d-in 32 gives d_k = 8, "
-                                    "where it does)."
+                                    "for every theta: --rope-theta changes no number here (" +
+                                        std::string(opts.integer("--d-k") ? "--d-k 8, " : "--d-in 32 gives d_k = 8, ") +
+                                        "where it does)."
                                   : ""));
   }
 
@@ -531,7 +533,8 @@ ATTN_REGISTER_LESSON({670, "kv-cache", "The KV cache: decoding one token at a ti
                       "Hugging Face transformers' past_key_values; the Llama-3.2-3B attention block",
                       kSeed | kBatch | kSeqLen | kDIn | kHeads | kKvHeads | kTokens | kInput | kWeights,
                       lesson_kv_cache,
-                      {{"--prompt-len", OptionType::Integer, 0, 65535, 0,
+                      {kHeadWidthOption,
+                       {"--prompt-len", OptionType::Integer, 0, 65535, 0,
                         "Tokens prefilled in one causal pass before decoding the rest one at a time"},
                        {"--rope-theta", OptionType::Real, 0, 1e9, 0,
                         "RoPE base for q and k (Llama 3: 500000), at least 2; 0 applies no RoPE, as the gqa fixture"}}});

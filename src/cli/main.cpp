@@ -540,14 +540,22 @@ int main(int argc, char** argv) {
   // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
   for (const auto& o : attn::declared_lesson_options()) {
     std::string takers;
+    bool same = true;  // every lesson that declares it gives the same meaning, range and default
     for (const auto& l : attn::lessons())
-      if (l.find_extra(o.flag)) takers += (takers.empty() ? "" : ", ") + std::string(l.name);
+      if (const attn::LessonOption* mine = l.find_extra(o.flag)) {
+        takers += (takers.empty() ? "" : ", ") + std::string(l.name);
+        same = same && std::string(mine->help) == o.help && mine->lo == o.lo && mine->hi == o.hi &&
+               mine->fallback == o.fallback;
+      }
     const bool list = o.type == attn::OptionType::IntegerList;
     const std::string range = attn::format_option_value(o.lo) + ".." + attn::format_option_value(o.hi);
-    const std::string help = std::string(o.help) + "; " +
-                             (list ? "comma-separated, each " + range
-                                   : range + ", default " + attn::format_option_value(o.fallback)) +
-                             " (" + takers + ")";
+    // One lesson's meaning would mislead in another (rope's --d-k is even, gqa's 0 is d_in / heads).
+    const std::string help = !same ? "Not the same in " + takers +
+                                         ": attn lesson NAME --help gives its meaning, range and default"
+                                   : std::string(o.help) + "; " +
+                                         (list ? "comma-separated, each " + range
+                                               : range + ", default " + attn::format_option_value(o.fallback)) +
+                                         " (" + takers + ")";
     lesson->add_option(o.flag, raw.text[o.flag], help)
         ->type_name(list ? "INT,..." : o.type == attn::OptionType::Integer ? "INT" : "REAL")
         ->group("Options of one lesson (attn lesson NAME --help shows a lesson's own)");

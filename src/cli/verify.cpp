@@ -73,6 +73,18 @@ std::vector<Run> size_runs(const LessonEntry& lesson) {
     runs.push_back({" --seq-len 1", [](LessonOptions& o) { o.seq_len = 1; }});
     runs.push_back({" --seq-len 64", [](LessonOptions& o) { o.seq_len = 64; }});
   }
+  // Heads that are not d_in wide together: a head width other than d_in / h (gqa, kv-cache: --d-k,
+  // whose 0 means d_in / h; rope's --d-k is its only width), and an out_proj back to d_in (heads).
+  const LessonOption* d_k = lesson.find_extra("--d-k");
+  if (d_k && d_k->lo == 0) {
+    runs.push_back({" --d-in 12 --heads 4 --d-k 6", [](LessonOptions& o) { o.d_in = 12, o.heads = 4, o.own["--d-k"] = 6; }});
+    runs.push_back({" --d-in 12 --heads 5 --d-k 3 --seq-len 6",
+                    [](LessonOptions& o) { o.d_in = 12, o.heads = 5, o.own["--d-k"] = 3, o.seq_len = 6; }});
+  }
+  if (lesson.find_extra("--out-proj-width"))
+    runs.push_back({" --d-in 12 --d-out 24 --heads 4 --out-proj-width 12", [](LessonOptions& o) {
+                      o.d_in = 12, o.d_out = 24, o.heads = 4, o.own["--out-proj-width"] = 12;
+                    }});
   return runs;
 }
 

@@ -215,6 +215,74 @@ std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_ou
   return from_file;
 }
 
+std::size_t head_width_option(const LessonOptions& opts, std::size_t h, std::size_t d_in) {
+  const std::size_t given = static_cast<std::size_t>(opts.integer("--d-k"));  // 0: not given
+  const ExternalTensor* t = find_weight(opts, "W_query");
+  const std::size_t in_axis = opts.weights_torch_layout ? 1 : 0;
+  // A wrong rank, or a file whose input axis is not d_in (the other layout?), is linear_weights'
+  // to refuse, with the shape it expected.
+  if (t && t->shape.size() == 2 && t->shape[in_axis] == d_in) {
+    const std::size_t width = t->shape[1 - in_axis];  // h * d_k
+    if (width % h != 0)
+      throw UsageError("--heads must divide W_query.npy's width, h * d_k", "--heads",
+                       "a divisor of " + std::to_string(width) + " (" + t->source + ")", std::to_string(h));
+    if (given && given != width / h)
+      throw UsageError("--d-k disagrees with --weights", "--d-k",
+                       std::to_string(width / h) + " (from W_query.npy, " + std::to_string(width) + " wide over " +
+                           std::to_string(h) + " heads)",
+                       std::to_string(given));
+    return width / h;
+  }
+  if (given) return given;
+  if (d_in % h != 0)
+    throw UsageError("--heads must divide --d-in when --d-k is not given (d_k = d_in / heads); or give --d-k",
+                     "--heads", "a divisor of " + std::to_string(d_in), std::to_string(h));
+  return d_in / h;
+}
+
+std::size_t kv_heads_option(const LessonOptions& opts, std::size_t h, std::size_t d_in, std::size_t d_k) {
+  std::size_t h_kv = 0;
+  const ExternalTensor* t = find_weight(opts, "W_key");
+  const std::size_t in_axis = opts.weights_torch_layout ? 1 : 0;
+  // As above: a file that does not fit d_in is linear_weights' to refuse.
+  if (t && t->shape.size() == 2 && t->shape[in_axis] == d_in) {
+    const std::size_t width = t->shape[1 - in_axis];  // h_kv * d_k
+    if (width % d_k != 0)
+      throw UsageError("W_key.npy's width is not a whole number of heads", t->source,
+                       "a multiple of d_k = " + std::to_string(d_k), std::to_string(width));
+    if (opts.kv_heads && *opts.kv_heads != width / d_k)
+      throw UsageError("--kv-heads disagrees with --weights", "--kv-heads",
+                       std::to_string(width / d_k) + " (from W_key.npy, " + std::to_string(width) + " wide)",
+                       std::to_string(*opts.kv_heads));
+    h_kv = width / d_k;
+    if (h_kv == 0 || h_kv > h || h % h_kv != 0)
+      throw UsageError("W_key.npy's key/value heads must divide --heads", t->source,
+                       "a divisor of " + std::to_string(h) + " heads of d_k = " + std::to_string(d_k),
+                       std::to_string(h_kv) + " heads (" + std::to_string(width) + " wide)");
+    return h_kv;
+  }
+  h_kv = size_option(opts.kv_heads, h % 2 == 0 ? h / 2 : h, "--kv-heads");
+  if (h_kv > h || h % h_kv != 0)
+    throw UsageError("--kv-heads must divide --heads", "--kv-heads", "a divisor of " + std::to_string(h),
+                     std::to_string(h_kv));
+  return h_kv;
+}
+
+std::size_t out_proj_width(const LessonOptions& opts, std::size_t d_out) {
+  const std::size_t given = static_cast<std::size_t>(opts.integer("--out-proj-width"));  // 0: d_out
+  const ExternalTensor* t = find_weight(opts, "out_proj");
+  const std::size_t in_axis = opts.weights_torch_layout ? 1 : 0;
+  // A file that does not take d_out is linear_weights' to refuse, with the shape it expected.
+  if (t && t->shape.size() == 2 && t->shape[in_axis] == d_out) {
+    const std::size_t width = t->shape[1 - in_axis];
+    if (given && given != width)
+      throw UsageError("--out-proj-width disagrees with --weights", "--out-proj-width",
+                       std::to_string(width) + " (from out_proj.npy)", std::to_string(given));
+    return width;
+  }
+  return given ? given : d_out;
+}
+
 Linear linear_weights(const LessonOptions& opts, const std::string& name, std::size_t in, std::size_t out,
                       bool bias, TorchGenerator& gen, recipe::Recipe& r, const std::string& python_name, bool draw) {
   const std::string& py = python_name.empty() ? name : python_name;

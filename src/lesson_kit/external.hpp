@@ -63,6 +63,29 @@ std::map<std::string, std::vector<float>> book_table(std::size_t d_in);
 // --d-out or `default_d_out`.
 std::size_t projection_width(const LessonOptions& opts, std::size_t default_d_out);
 
+// --d-k as the grouped-query lessons (gqa, kv-cache) declare it: 0, the default, is d_in / heads.
+inline const LessonOption kHeadWidthOption{
+    "--d-k", OptionType::Integer, 0, 65536, 0,
+    "Head width d_k: queries h*d_k wide, keys and values h_kv*d_k, out_proj back to d_in; 0 is d_in / heads"};
+
+// The head width d_k of the grouped-query lessons (gqa, kv-cache), whose own option --d-k gives it
+// (0, its default: not given): from W_query.npy's width over `h` heads when --weights gives one
+// (a disagreeing --d-k is refused), else --d-k, else d_in / h, the lessons' default. Refuses, in
+// one line naming the real constraint, an h that does not divide d_in when --d-k is not given
+// (or W_query.npy's width when it is read).
+std::size_t head_width_option(const LessonOptions& opts, std::size_t h, std::size_t d_in);
+
+// h_kv of the grouped-query lessons: from W_key.npy's width (h_kv * d_k) when --weights gives one
+// (a learner's own model decides it), else --kv-heads, else half of h when h is even, else h.
+// Refuses a W_key that is not whole heads of d_k, a --kv-heads that disagrees with the file, and
+// an h_kv that does not divide h.
+std::size_t kv_heads_option(const LessonOptions& opts, std::size_t h, std::size_t d_in, std::size_t d_k);
+
+// The output width of the heads lesson's out_proj, nn.Linear(d_out, width): from out_proj.npy's
+// output axis when --weights gives one whose input axis is d_out (a disagreeing --out-proj-width
+// is refused), else --out-proj-width when not 0, else d_out (Raschka's square out_proj).
+std::size_t out_proj_width(const LessonOptions& opts, std::size_t d_out);
+
 // nn.Linear(in, out, bias) from --weights when given (the bias when its file exists), otherwise
 // drawn from `gen` like PyTorch. Records how in `r`: `name = nn.Linear(...)`, then the loads
 // that replace its parameters when they come from files. `name` is also the file's stem

@@ -570,6 +570,8 @@ TEST_CASE("the articles' names for the sizes run the same lesson as attn's own o
       {{"rope", "--n-heads", "2"}, {"rope", "--heads", "2"}},
       {{"flash", "--d-k", "8"}, {"flash", "--head-dim", "8"}},  // and flash --head-dim
       {{"kv-cache", "--d-model", "16", "--num-heads", "4"}, {"kv-cache", "--d-in", "16", "--heads", "4"}},
+      {{"gqa", "--head-dim", "3"}, {"gqa", "--d-k", "3"}},  // gqa and kv-cache declare --d-k
+      {{"kv-cache", "--d-key", "6", "--d-in", "12"}, {"kv-cache", "--d-k", "6", "--d-in", "12"}},
   };
   for (const auto& [article, own] : same) {
     std::string line;
@@ -590,6 +592,40 @@ TEST_CASE("the articles' names for the sizes run the same lesson as attn's own o
   CHECK(help.out.find("--n-heads INT") != std::string::npos);
 }
 
+TEST_CASE("heads not d_in wide together through --weights, as a learner types it: W_query (24, 12), out_proj (12, 24)") {
+  const std::string data = std::string(ATTN_SOURCE_DIR) + "/tests/data/headwidth";
+  const std::vector<std::string> torch = {"--weights-layout", "torch", "--input", data + "/x.npy"};
+  for (const std::string lesson : {"gqa", "kv-cache"}) {
+    CAPTURE(lesson);
+    std::vector<std::string> args = {"lesson", lesson, "--weights", data + "/gqa"};
+    args.insert(args.end(), torch.begin(), torch.end());
+    const auto r = attn_run(args);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("heads 4, kv_heads 2, d_k 6") != std::string::npos);
+    CHECK(r.out.find("out_proj.weight (12, 24)") != std::string::npos);
+    args.insert(args.end(), {"--heads", "5"});
+    const auto refused = attn_run(args);
+    CHECK(refused.status == 2);
+    CHECK(refused.out.empty());
+    CHECK(refused.err == "attn: error: --heads must divide W_query.npy's width, h * d_k (--heads: a divisor of 24 "
+                         "(--weights " + data + "/gqa/W_query.npy) vs 5)\n");
+  }
+  std::vector<std::string> args = {"lesson", "heads", "--heads", "4", "--weights", data + "/heads"};
+  args.insert(args.end(), torch.begin(), torch.end());
+  const auto r = attn_run(args);
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("d_out 24, heads 4, d_k 6") != std::string::npos);
+  CHECK(r.out.find("out_proj_width 12") != std::string::npos);
+  CHECK(r.out.find("out_proj.weight (12, 24), out_proj.bias (12,)") != std::string::npos);
+  args.insert(args.end(), {"--out-proj-width", "24"});
+  const auto refused = attn_run(args);
+  CHECK(refused.status == 2);
+  CHECK(refused.err ==
+        "attn: error: --out-proj-width disagrees with --weights (--out-proj-width: 12 (from out_proj.npy) vs 24)\n");
+}
+
 TEST_CASE("the articles' names where a lesson has no such size: one line with the reason, status 2") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"causal", "--num-heads", "2"},
@@ -598,14 +634,22 @@ TEST_CASE("the articles' names where a lesson has no such size: one line with th
       {{"heads", "--d-k", "2"},
        "lesson 'heads' computes the head width itself, d_k = --d-out / --heads: for d_k 2, give --d-out = 2 x the "
        "number of heads (--d-k: --d-out and --heads vs --d-k 2)"},
-      {{"gqa", "--head-dim", "2"}, "d_k = --d-in / --heads"},
+      {{"gqa", "--d-in", "12", "--heads", "5"},
+       "attn: error: --heads must divide --d-in when --d-k is not given (d_k = d_in / heads); or give --d-k "
+       "(--heads: a divisor of 12 vs 5)\n"},
+      {{"kv-cache", "--heads", "4", "--kv-heads", "3", "--d-k", "5"},
+       "attn: error: --kv-heads must divide --heads (--kv-heads: a divisor of 4 vs 3)\n"},
+      {{"gqa", "--d-k", "6", "--head-dim", "6"}, "--d-k and --head-dim both set --d-k in lesson 'gqa'"},
+      {{"heads", "--out-proj-width", "5", "--d-k", "1"}, "lesson 'heads' computes the head width itself"},
       {{"bottleneck", "--d-model", "4"},
        "lesson 'bottleneck' has no d_model: its widths are --d-in (the word embeddings) and --hidden (the RNN's "
        "state) (--d-model: --d-in or --hidden vs --d-model 4)"},
       {{"scaling", "--d-model", "4"}, "lesson 'scaling' has no model width"},
       {{"scaling", "--d-key", "4"}, "lesson 'scaling' has no option for the key width"},
       {{"flash", "--num-heads", "2"}, "lesson 'flash' has no head count"},
-      {{"kv-cache", "--head-dim", "4"}, "d_k = --d-in / --heads"},
+      {{"kv-cache", "--d-k", "3", "--rope-theta", "10000"},
+       "attn: error: --rope-theta needs an even head width: RoPE rotates pairs of dimensions (--rope-theta: --d-k "
+       "even vs d_k 3)\n"},
       {{"causal", "--d-model", "4", "--d-in", "4"},
        "--d-in and --d-model both set --d-in in lesson 'causal' (--d-model: one of them vs both)"},
       {{"heads", "--d-model", "8", "--d-out", "8"}, "--d-out and --d-model both set --d-out in lesson 'heads'"},
