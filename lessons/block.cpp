@@ -226,7 +226,7 @@ void lesson_block(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("input_layernorm: RMSNorm before attention",
                         "a = x / sqrt(mean(x^2, dim=-1, keepdim=True) + eps) * input_layernorm   # eps = 1e-05");
     s.in("x", trace.embeddings);
-    s.show("input_layernorm", L.input_layernorm.weight);
+    s.show("input_layernorm", L.input_layernorm.weight).detail();  // a learned scale per dimension
     s.show("a", lt.normed, tok);
     const std::vector<double> before = row_rms(trace.embeddings);
     const auto lo = std::min_element(before.begin(), before.end()) - before.begin();
@@ -261,8 +261,8 @@ void lesson_block(const LessonOptions& opts, report::Report& out) {
     s.keep("q_proj.weight", L.q_proj.weight).keep("k_proj.weight", L.k_proj.weight);
     s.keep("v_proj.weight", L.v_proj.weight);
     s.keep("q_before_rope", q_plain).keep("k_before_rope", k_plain);
-    s.show("angles", rope.angles, tok);
-    s.show("q", lt.q, tok).show("k", lt.k, tok).show("v", lt.v, tok);
+    s.show("angles", rope.angles, tok).detail();  // the note gives each pair's angle per token
+    s.show("q", lt.q, tok).show("k", lt.k, tok).show("v", lt.v, tok).detail();  // v as RoPE leaves it
     const std::string reads =
         groups == 1 ? "each query head has a key/value head of its own: ordinary multi-head attention"
         : h_kv == 1 ? (h == 2 ? std::string("both query heads") : "all " + H + " query heads") +
@@ -341,11 +341,11 @@ void lesson_block(const LessonOptions& opts, report::Report& out) {
                         "hidden = silu(gate_proj(b)) * up_proj(b)   # silu(z) = z * sigmoid(z); nn.Linear(d, f)\n"
                         "mlp_out = down_proj(hidden)                 # nn.Linear(f, d)");
     s.in("residual", lt.residual);
-    s.show("post_attention_layernorm", L.post_attention_layernorm.weight);
+    s.show("post_attention_layernorm", L.post_attention_layernorm.weight).detail();
     s.keep("b", lt.mlp_normed);
     s.keep("gate_proj.weight", L.mlp.gate_proj.weight).keep("up_proj.weight", L.mlp.up_proj.weight);
     s.keep("down_proj.weight", L.mlp.down_proj.weight);
-    s.show("hidden", hidden, tok).show("mlp_out", lt.mlp_out, tok);
+    s.show("hidden", hidden, tok).detail().show("mlp_out", lt.mlp_out, tok);  // hidden: the MLP's inside
     std::size_t negative = 0;
     float lowest = 0.0f;
     for (std::size_t i = 0; i < gate.size(); ++i)
@@ -377,7 +377,7 @@ void lesson_block(const LessonOptions& opts, report::Report& out) {
                         "hidden_states = rms_norm(output) * norm\n"
                         "logits = hidden_states @ embed_tokens.weight^T   # the head tied to the embedding");
     s.in("output", lt.output);
-    s.show("norm", model.norm.weight);
+    s.show("norm", model.norm.weight).detail();
     s.keep("hidden_states", trace.final_hidden);
     s.show("logits", logits, tok, vocab);
     s.note("Logit v is the final hidden state's dot product with word v's embedding: the head is embed_tokens.weight "

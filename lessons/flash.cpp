@@ -330,14 +330,15 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
 
   {
     auto& s = out.stage("q, k and v for one head", "q, k, v = torch.randn(T, d_k), torch.randn(T, d_k), torch.randn(T, d_k)");
-    s.show("q", q, all_pos).show("k", k, all_pos).show("v", v, all_pos);
+    // Random numbers that only feed the tiles: their ranges are in the note below.
+    s.show("q", q, all_pos).detail().show("k", k, all_pos).detail().show("v", v, all_pos).detail();
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
     for (float x : scaled)
       if (std::isfinite(x)) lo = std::fmin(lo, x), hi = std::fmax(hi, x);
-    s.note("In a model these come out of W_query, W_key and W_value for one head (the causal and heads lessons); "
-           "here they are drawn directly so that the lesson is about the tiling only. Standard normal q and k give "
-           "scaled scores of order 1" + (values ? " (here from " + f4(lo) + " to " + f4(hi) + ")" : std::string()) +
-           ", so the running max visibly moves from tile to tile.");
+    s.note("A model makes these with W_query, W_key and W_value; drawn directly here, they keep the lesson about "
+           "tiling. Standard normal q and k give "
+           "scaled scores of order 1" + (values ? " (here " + f4(lo) + " to " + f4(hi) + ")" : std::string()) +
+           ", so the running max moves from tile to tile.");
     if (!values)
       s.note("--shapes-only at this size computes nothing: the stages below list names and shapes only, and the "
              "checks and the sentences about the numbers, which need the values, are left out. The tile counts "
@@ -349,11 +350,13 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
                         std::string("scores = q @ k^T / sqrt(d_k)") + (causal ? " (-inf above the diagonal)" : "") +
                             ";  attn_weights = softmax(scores, dim=-1);  context = attn_weights @ v");
     s.in("q", q).in("k", k).in("v", v);
-    if (values) s.show("scores", scaled, all_pos, all_pos);
+    if (values) s.show("scores", scaled, all_pos, all_pos).detail();  // attn_weights shows the mask as 0s
     else s.show_shared("scores", {T, T}, nullptr, nullptr, all_pos, all_pos);
     s.show("attn_weights", attn_weights, all_pos, all_pos).attention_weights();  // random q, k, v: no weights
+    if (values) s.detail_values();  // its picture; the tiles below rebuild its rows
     if (values) check_rows_sum_to_one(s, "attn_weights", *attn_weights);
     s.show("context", context, all_pos);
+    if (values) s.detail();  // stages 8 and 9 check the tiled rows against it
     s.note("This is what the tiled pass must reproduce. It holds two (" + Ts + ", " + Ts + ") matrices, scores and "
            "attn_weights: " + with_commas(materialised_attention_bytes(T, T)) +
            " bytes here, growing as T^2. The tiled pass below never builds either.");
@@ -402,10 +405,15 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
     if (!drawn)
       s.note("The map has " + num(blocks) + " x " + num(key_tiles) +
              " tiles, too large to draw here; larger --tile-q and --tile-k draw it.");
-    s.table({"key tiles", "count"}, {{"in all (" + num(blocks) + " blocks x " + num(key_tiles) + ")", num(blocks * key_tiles)},
-                                     {"computed in full", num(n_full)},
-                                     {"computed with the mask", num(n_masked)},
-                                     {"skipped, never computed", num(n_skipped)}});
+    if (drawn)  // the counts of the map above, in a line
+      s.note("Of the " + num(blocks * key_tiles) + " key tiles (" + num(blocks) + " blocks x " + num(key_tiles) + "), " +
+             num(n_full) + " are computed in full, " + num(n_masked) + " with the mask and " + num(n_skipped) +
+             " skipped, never computed.");
+    else
+      s.table({"key tiles", "count"}, {{"in all (" + num(blocks) + " blocks x " + num(key_tiles) + ")", num(blocks * key_tiles)},
+                                       {"computed in full", num(n_full)},
+                                       {"computed with the mask", num(n_masked)},
+                                       {"skipped, never computed", num(n_skipped)}});
     if (values) {
       const double plan_vs_fast = std::fabs(double(n_skipped) - double(stats.key_tiles_skipped)) +
                                   std::fabs(double(n_masked) - double(stats.key_tiles_masked)) +
@@ -467,7 +475,10 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
       continue;
     }
     s.show("s", st.scores, block_pos, keys);
-    s.show("m", st.max_before).show("m_new", st.max_after).show("alpha", st.rescale);
+    // m is the last computed tile's m_new; on the first tile m is -inf and alpha 0 (the note says so).
+    s.show("m", st.max_before).detail();
+    s.show("m_new", st.max_after).show("alpha", st.rescale);
+    if (computed_seen == 1) s.detail();
     s.show("p", st.p, block_pos, keys).show("l", st.sum).show("o", st.partial, block_pos);
     s.note(rescale_sentence(st, i0));
     if (st.masked) {
@@ -556,7 +567,7 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
     s.in("o", last.partial).in("l", last.sum);
     s.show("output", tr.output, block_pos);
     const Mat reference = sub(*context, i0, i1, 0, d_k);  // (rq, d_k)
-    s.show("context[" + num(i0) + ":" + num(i1) + "]", reference, block_pos);
+    s.show("context[" + num(i0) + ":" + num(i1) + "]", reference, block_pos).detail();  // the check compares them
     check_close(s, "the block's output equals rows " + span(i0, i1 - 1) + " of the materialised context", tr.output, reference);
     check_identical(s, "the traced walk and flash_attention's fast path give the same bits for these rows", tr.output,
                     sub(*context_flash, i0, i1, 0, d_k));
@@ -591,9 +602,9 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
                "the max of row pos " + num(i0 + rise_row) + " rose by " + f4(worst_rise) + " at tile " + num(rise_tile) +
                    ", so without alpha its earlier terms would count exp(" + f4(worst_rise) + ") = " +
                    f4(std::exp(worst_rise)) + " times too much");
-    s.note("o was built against the running max and never divided until now; FlashAttention-2 keeps it so, where the "
-           "first FlashAttention divided at every tile. After the last tile m is each row's max over all " +
-           num(last.key_end) + " keys and l the sum the softmax divides by, so one division per row finishes the job.");
+    s.note("o was built against the running max and is divided only now, once per row (FlashAttention-2; the "
+           "first FlashAttention divided at every tile): m is each row's max over all " + num(last.key_end) +
+           " keys and l the softmax's sum.");
   }
 
   {
@@ -601,6 +612,7 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
                         "context_flash = flash_attention(q, k, v, causal, tile_q, tile_k)  (every query block, every key tile)");
     s.in("q", q).in("k", k).in("v", v);
     s.show("context_flash", context_flash, all_pos);
+    if (values) s.detail();  // the check below holds it to stage 2's context, row by row
     if (values) check_close(s, "the tiled pass equals the materialised attention for every row", *context_flash, *context);
     s.note(num(stats.query_blocks) + " query blocks, " + num(stats.key_tiles_computed) + " key tiles computed (" +
            num(stats.key_tiles_masked) + " of them with the mask), " + num(stats.key_tiles_skipped) +
@@ -643,7 +655,9 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
            num(mid.d_k) + " * 4 = " + with_commas(staged) + " bytes more at Llama-3.2-3B's tiles, so " +
            with_commas(mid.scratch + staged) + " in all and a ratio of " +
            times(static_cast<double>(mid.materialised) / static_cast<double>(mid.scratch + staged)) + " at T " +
-           with_commas(mid.T) + ", still independent of T.");
+           with_commas(mid.T) + ", still independent of T. On a GPU the point is traffic as much as size: a tile of "
+           "s and p lives in on-chip SRAM and never travels to HBM, where the materialised route writes and reads "
+           "two T x T matrices.");
     s.note(causal ? "Causal, the skipped tiles are work saved too: " + with_commas(mid.skipped) + " of " +
                         with_commas(mid.tiles) + " key tiles per head (" +
                         report::fixed(100.0 * static_cast<double>(mid.skipped) / static_cast<double>(mid.tiles), 1) +
@@ -651,8 +665,6 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
                         with_commas(here.tiles) + " in this run."
                   : "Not causal, no tile is skipped: the tiled pass does the same arithmetic as the materialised one, "
                     "in another order and without storing it.");
-    s.note("On a GPU the point is traffic as much as size: a tile of s and p lives in on-chip SRAM and never travels to "
-           "HBM, where the materialised route writes and reads two T x T matrices.");
   }
 }
 

@@ -158,9 +158,12 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                         "queries = x @ " + Wq + ".weight^T   # " + Wq + " = nn.Linear(d_in, h*d_k, bias=False)\n"
                         "keys = x @ " + Wk + ".weight^T; values = x @ " + Wv + ".weight^T   # nn.Linear(d_in, h_kv*d_k, bias=False)");
     s.in("x", x);
-    s.show(Wq + ".weight", weight(m.W_query.weight, h * d_k, d_in)).show(Wk + ".weight", weight(m.W_key.weight, h_kv * d_k, d_in));
-    s.show(Wv + ".weight", weight(m.W_value.weight, h_kv * d_k, d_in)).show(Wo + ".weight", weight(m.out_proj.weight, d_in, h * d_k));
-    s.show("queries", queries, tok).show("keys", keys, tok).show("values", values_, tok);
+    s.show(Wq + ".weight", weight(m.W_query.weight, h * d_k, d_in)).detail();
+    s.show(Wk + ".weight", weight(m.W_key.weight, h_kv * d_k, d_in)).detail();
+    s.show(Wv + ".weight", weight(m.W_value.weight, h_kv * d_k, d_in)).detail();
+    s.show(Wo + ".weight", weight(m.out_proj.weight, d_in, h * d_k)).detail();
+    // Stage 3 prints the queries again, split into heads; the values follow the keys.
+    s.show("queries", queries, tok).detail().show("keys", keys, tok).show("values", values_, tok).detail();
     s.note(Wq + " has " + std::to_string(h * d_k) + " rows (" + H + " heads of " + DK + "); " + Wk + " and " + Wv +
            " have " + std::to_string(h_kv * d_k) + " (" + HKV + " heads of " + DK + "), so the key and value projections are " +
            ratio_text(h, h_kv) + " narrower than the query projection.");
@@ -174,7 +177,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                         "q_heads = queries.view(B, T, h, d_k).transpose(1, 2)\n"
                         "k_heads = keys.view(B, T, h_kv, d_k).transpose(1, 2)   # likewise v_heads");
     s.in("queries", queries).in("keys", keys);
-    s.show("q_heads", q_heads, tok).show("k_heads", k_heads, tok).show("v_heads", v_heads, tok);
+    s.show("q_heads", q_heads, tok).show("k_heads", k_heads, tok).show("v_heads", v_heads, tok).detail();  // split as k_heads
     s.table({"query head i", "reads kv head i // " + G}, rows);
     s.note("Query heads " + std::string(groups > 1 ? "sit in groups of " + G + " next to each other" : "each have their own kv head") +
            ": query head i reads key/value head i // " + G + ". " +
@@ -212,7 +215,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                         "attn_weights = softmax(attn_scores.masked_fill(mask, -inf) / sqrt(d_k), dim=-1)\n"
                         "output = (attn_weights @ v_rep).transpose(1, 2).reshape(B, T, h*d_k) @ " + Wo + ".weight^T");
     s.in("q_heads", q_heads).in("k_rep", k_rep);
-    s.show("attn_scores", attn_scores, tok, cols);
+    s.show("attn_scores", attn_scores, tok, cols).detail();  // attn_weights below, after the mask and softmax
     s.show("attn_weights", attn_weights, tok, cols);
     if (values) check_rows_sum_to_one(s, "attn_weights", *attn_weights);
     s.show("context", context, tok);
@@ -243,7 +246,7 @@ void lesson_gqa(const LessonOptions& opts, report::Report& out) {
                         Wk + "_mha.weight = " + Wk + ".weight.view(h_kv, d_k, d_in).repeat_interleave(h // h_kv, dim=0)"
                         ".reshape(h*d_k, d_in)");
     s.in(Wk + ".weight", weight(m.W_key.weight, h_kv * d_k, d_in));
-    s.show(Wk + "_mha.weight", weight(mha.W_key.weight, h * d_k, d_in));
+    s.show(Wk + "_mha.weight", weight(mha.W_key.weight, h * d_k, d_in)).detail();
     if (values) {
       const GqaForward f_mha = gqa_forward(mha, x, true);  // (B, T, d_in)
       // Ordinary multi-head attention, the heads lesson's route: split, attend per head, merge.

@@ -11,8 +11,7 @@
 //
 // Legend: B batch, T tokens, P prompt tokens (prefilled at once), t the position being decoded
 // (0-based: that step reads t + 1 keys), d_in embedding width (also the output width), h query
-// heads, h_kv key/value heads, d_k head width (--d-k; by default d_in / h), C the cache storage's
-// capacity.
+// heads, h_kv key/value heads, d_k head width (--d-k; by default d_in / h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -73,58 +72,28 @@ std::string str(std::size_t n) { return std::to_string(n); }
 // "1 cached key", "5 cached keys"
 std::string plural(std::size_t n, const std::string& what) { return str(n) + " " + what + (n == 1 ? "" : "s"); }
 // "once", "3 times"
-std::string times(std::size_t n) { return n == 1 ? "once" : str(n) + " times"; }
 
 // One row of the step table: what the cache looked like after one append.
 struct StepRow {
   std::string position;  // "3", or "0..2" for the prefill
   std::string token;
   Shape cache;           // (B, h_kv, t + 1, d_k) after the step
-  std::size_t capacity;  // C after the step
-  std::string grew;      // "2 -> 4", or ""
   Shape weights;         // (B, h, 1, t + 1), or (B, h, P, P) for the prefill
 };
-
-// What the storage did over the run: reallocations and the positions they copied, against
-// torch.cat on every step (each append copies every cached position).
-struct Growth {
-  std::size_t reallocations = 0;
-  std::uint64_t copied = 0;      // positions moved by reallocations (doubling)
-  std::uint64_t cat_copied = 0;  // positions torch.cat would have moved
-  std::vector<std::string> capacities;
-};
-
-// Appends one position (zeros in the plan, the step's key and value otherwise) and records it.
-void record_growth(Growth& g, std::size_t length_before, std::size_t cap_before, std::size_t cap_after) {
-  if (cap_after != cap_before) {
-    ++g.reallocations;
-    g.copied += length_before;
-    g.capacities.push_back(str(cap_after));
-  }
-  g.cat_copied += length_before;
-}
-
-// "1 -> 2 -> 4 -> 8": the capacities the storage went through, from its first (room for the prompt).
-std::string capacity_path(std::size_t P, const Growth& g) {
-  std::string s = str(std::max<std::size_t>(P, 1));
-  for (const auto& c : g.capacities) s += " -> " + c;
-  return s;
-}
 
 void step_table(report::Stage& s, const std::vector<StepRow>& rows) {
   std::vector<std::vector<std::string>> cells;
   auto add = [&](const StepRow& r) {
-    cells.push_back({r.position, r.token, shape_str(r.cache), str(r.capacity), r.grew.empty() ? "-" : r.grew,
-                     shape_str(r.weights)});
+    cells.push_back({r.position, r.token, shape_str(r.cache), shape_str(r.weights)});
   };
   if (rows.size() <= 2 * kTableEdge + 1) {
     for (const auto& r : rows) add(r);
   } else {
     for (std::size_t i = 0; i < kTableEdge; ++i) add(rows[i]);
-    cells.push_back({"...", "", "", "", "", ""});
+    cells.push_back({"...", "", "", ""});
     for (std::size_t i = rows.size() - kTableEdge; i < rows.size(); ++i) add(rows[i]);
   }
-  s.table({"position t", "token", "cache_k, cache_v after", "capacity C", "reallocated", "attn_weights"}, cells);
+  s.table({"position t", "token", "cache_k, cache_v after", "attn_weights"}, cells);
 }
 
 // Cost per generated token, with and without the cache, in multiply-adds.
@@ -318,40 +287,19 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
   inputs_stage(out, BatchView(true), in, "Inputs: the sequence to decode, one position at a time");
 
   if (plan) {
-    // The same appends on core's KvCache, one number per position: when its storage grows
-    // depends only on its length and first capacity, not on B, h_kv or d_k, so this tiny cache
-    // reallocates exactly when the real (B, h_kv, T, d_k) one would, without its memory.
-    KvCache probe = make_kv_cache(1, 1, 1, std::max<std::size_t>(P, 1));
-    auto cache_shape = [&] { return Shape{B, h_kv, probe.length, d_k}; };  // (B, h_kv, t + 1, d_k)
+    // Every step's shapes, from the sizes alone.
     std::vector<StepRow> rows;
-    Growth growth;
-    if (P > 0) {
-      const Ten4 block = xt::zeros<float>({std::size_t{1}, std::size_t{1}, P, std::size_t{1}});  // (1, 1, P, 1)
-      kv_cache_append(probe, block, block);
-      rows.push_back({"0.." + str(P - 1), "(prefill)", cache_shape(), probe.capacity(), "", {B, h, P, P}});
-    }
-    const Ten4 zero = xt::zeros<float>({std::size_t{1}, std::size_t{1}, std::size_t{1}, std::size_t{1}});  // (1, 1, 1, 1)
-    for (std::size_t t = P; t < T; ++t) {
-      const std::size_t cap = probe.capacity();
-      kv_cache_append(probe, zero, zero);
-      record_growth(growth, t, cap, probe.capacity());
-      rows.push_back({str(t), token(t), cache_shape(), probe.capacity(),
-                      cap != probe.capacity() ? str(cap) + " -> " + str(probe.capacity()) : "",
-                      {B, h, 1, t + 1}});
-    }
+    if (P > 0) rows.push_back({"0.." + str(P - 1), "(prefill)", {B, h_kv, P, d_k}, {B, h, P, P}});
+    for (std::size_t t = P; t < T; ++t) rows.push_back({str(t), token(t), {B, h_kv, t + 1, d_k}, {B, h, 1, t + 1}});
     auto& s = out.stage("The plan: every step's shapes at this size (no numbers)",
                         "per step t: q (B, h, 1, d_k); cache (B, h_kv, t, d_k) -> (B, h_kv, t+1, d_k); "
                         "attn_weights (B, h, 1, t+1); output (B, 1, d_in)");
     step_table(s, rows);
     s.note("Computing these sizes would take " + num(static_cast<std::uint64_t>(work)) +
            " multiply-adds (the full causal pass plus every step), more than this lesson runs (" + num(kMaxWork) +
-           "), so --shapes-only shows the plan: every shape, and the storage's capacity from this lesson's own cache grown "
-           "step by step (when it doubles depends on its length only), but no numbers and no checks on them. Try a "
+           "), so --shapes-only shows the plan: every step's shapes, but no numbers and no checks on them. Try a "
            "shorter --seq-len or a smaller --d-in for those.");
-    s.note("The storage was reallocated " + times(growth.reallocations) + " over " + str(T - P) +
-           " appends" + (growth.capacities.empty() ? std::string() : " (capacity " + capacity_path(P, growth) + ")") +
-           ", copying " + num(growth.copied) + " positions in all; torch.cat on every step would copy " +
-           num(growth.cat_copied) + ". Finally it holds " + num(2ull * B * h_kv * T * d_k) + " numbers, " +
+    s.note("After the last step the cache holds " + num(2ull * B * h_kv * T * d_k) + " numbers, " +
            human_bytes(2ull * B * h_kv * T * d_k * 4) + " in float32.");
     cost_stage(out, dims, B, T, P, {}, 0, false);
     return;
@@ -367,17 +315,19 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
                         "values_full" + std::string(rope ? ", keys rotated to positions 0..T-1" : "") +
                             "\noutput_full = GQA(x) with the causal mask, all T tokens at once (attn lesson gqa)");
     s.in("x", x);
-    s.show("W_query.weight", m.W_query.weight).show("W_key.weight", m.W_key.weight);
-    s.show("W_value.weight", m.W_value.weight).show("out_proj.weight", m.out_proj.weight);
+    s.show("W_query.weight", m.W_query.weight).detail().show("W_key.weight", m.W_key.weight).detail();
+    s.show("W_value.weight", m.W_value.weight).detail().show("out_proj.weight", m.out_proj.weight).detail();
     // Biases only when --weights brings them (Qwen-style q/k/v biases, say); the seed draws none.
     for (const auto& [name, layer] : {std::pair<const char*, const Linear*>{"W_query.bias", &m.W_query},
                                       {"W_key.bias", &m.W_key}, {"W_value.bias", &m.W_value},
                                       {"out_proj.bias", &m.out_proj}})
-      if (layer->bias.size() != 0) s.show(name, layer->bias);
-    s.show("keys_full", k_full, tok).show("values_full", full.v_heads, tok);
+      if (layer->bias.size() != 0) s.show(name, layer->bias).detail();
+    // The decode steps check their rows against these, and stage 8 the whole cache.
+    s.show("keys_full", k_full, tok).detail().show("values_full", full.v_heads, tok).detail();
     s.show("attn_weights_full", full.attn.attn_weights, tok, cols)
-        .attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
-    s.show("output_full", full.output, tok);
+        .attention_weights(report::Training::drawn_unless(!opts.weights.empty()))
+        .detail_values();  // each decode step checks its row against these
+    s.show("output_full", full.output, tok).detail();
     s.note("This is the route without a cache: to produce row t a model without one reruns this pass on the " +
            std::string("first t + 1 tokens. Row t of attn_weights_full is 0 past column t (the mask), so row t of "
                        "output_full depends on tokens 0..t only, and the keys and values of tokens before t are the "
@@ -397,7 +347,6 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
   KvCache cache = make_kv_cache(B, h_kv, d_k, std::max<std::size_t>(P, 1));
   Ten3 incremental = xt::empty<float>({B, T, d_in});  // (B, T, d_in): row t from the step at position t
   std::vector<StepRow> rows;
-  Growth growth;
   const std::uint64_t weights_per_row =
       m.W_query.weight.size() + m.W_key.weight.size() + m.W_value.weight.size() + m.out_proj.weight.size();
   std::vector<std::uint64_t> counted;  // multiply-adds each decode step made, from its tensors
@@ -413,7 +362,7 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     const Ten4& k_pre = rope ? pre.k_rope : pre.k_heads;       // (B, h_kv, P, d_k)
     kv_cache_append(cache, k_pre, pre.v_heads);                // cache (B, h_kv, 0, d_k) -> (B, h_kv, P, d_k)
     put_rows(pre.output, 0);
-    rows.push_back({"0.." + str(P - 1), "(prefill)", cache.shape(), cache.capacity(), "", {B, h, P, P}});
+    rows.push_back({"0.." + str(P - 1), "(prefill)", cache.shape(), {B, h, P, P}});
     const report::Labels ptok = cols.empty() ? report::Labels{} : upto(P);
     auto& s = out.stage("Prefill: the prompt's " + Ps + " tokens in one causal pass",
                         "keys, values, output_prompt = GQA(x[:, :P]) with the causal mask   # (B, h_kv, P, d_k), "
@@ -440,13 +389,10 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
   std::size_t elided = 0;
   for (std::size_t t = P; t < T; ++t) {
     const Ten3 x_t = rows_of(x, t, 1);  // (B, 1, d_in)
-    const std::size_t cap = cache.capacity();
     const DecodeStep st = decode_step(m, cache, x_t);  // appends: cache (B, h_kv, t, d_k) -> (B, h_kv, t + 1, d_k)
-    record_growth(growth, t, cap, cache.capacity());
     put_rows(st.output, t);
     counted.push_back(B * weights_per_row + 2 * st.attn.attn_weights.size() * d_k);
-    const std::string grew = cap != cache.capacity() ? str(cap) + " -> " + str(cache.capacity()) : "";
-    rows.push_back({str(t), token(t), st.cache_shape, st.capacity, grew, to_shape(st.attn.attn_weights.shape())});
+    rows.push_back({str(t), token(t), st.cache_shape, to_shape(st.attn.attn_weights.shape())});
     if (!detailed(t)) {
       ++elided;
       continue;
@@ -464,26 +410,37 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
             "i // (h // h_kv); no mask\n"
             "output_t = (attn_weights @ cache_v).transpose(1, 2).reshape(B, 1, h*d_k) @ out_proj.weight^T   # "
             "(B, 1, d_in)");
+    // The first two steps whole; the later ones repeat the second with one more key each.
+    if (t >= P + 2)
+      s.fold("decode step like t = " + str(P + 1) + ", with one more key each time",
+             "decode steps like t = " + str(P + 1) + ", each with one more key");
     s.in("x[:, t:t+1]", x_t).in("cache_k", ShapeOnly{{B, h_kv, t, d_k}});
-    s.show("q", st.q_heads, one(t)).show("k", st.k_new, one(t)).show("v", st.v_new, one(t));
+    // k and v are the cache's new last rows.
+    // The first step prints its output and checks; the next one shows every tensor of a step.
+    const bool first = t == P && P + 1 < T;
+    s.show("q", st.q_heads, one(t));
+    if (first) s.detail();
+    s.show("k", st.k_new, one(t)).detail().show("v", st.v_new, one(t)).detail();
     s.show("cache_k", cache.keys(), upto(t + 1)).show("cache_v", cache.values(), upto(t + 1));
+    if (first) {
+      s.detail();
+      std::get<report::TensorItem>(s.items[s.items.size() - 2]).detail = true;
+    }
     s.show("attn_weights", st.attn.attn_weights, one(t), upto(t + 1))
         .attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
+    const bool all_ones =
+        std::all_of(st.attn.attn_weights.begin(), st.attn.attn_weights.end(), [](float w) { return w == 1.0f; });
+    if (t == 0 && all_ones) s.detail();  // the note below says what they are
     s.show("output_t", st.output, one(t));
     check_close(s, "output_t equals row " + str(t) + " of the full causal pass", st.output,
                 rows_of(full.output, t, 1));
     check_close(s, "attn_weights equals row " + str(t) + " of the full pass's weights, keys 0.." + str(t) +
                        " (the mask made the rest 0)",
                 st.attn.attn_weights, weights_row(full.attn.attn_weights, t));
-    std::string storage = grew.empty()
-        ? "its storage already had room (capacity " + str(cache.capacity()) + "), so nothing moved but the new row."
-        : "its storage was full, so it was reallocated with twice the room (capacity " + grew + ") and " +
-              (t == 1 ? std::string("the cached position was") : "the " + str(t) + " cached positions were") +
-              " copied once.";
-    s.note("The cache grew from " + shape_str({B, h_kv, t, d_k}) + " to " + shape_str(st.cache_shape) + "; " + storage +
-           " The query is one row per head, " + shape_str(to_shape(st.q_heads.shape())) + ": the step computes " +
+    s.note("The cache grew from " + shape_str({B, h_kv, t, d_k}) + " to " + shape_str(st.cache_shape) +
+           ": one new row of keys and of values per step. The query is one row per head, " + shape_str(to_shape(st.q_heads.shape())) + ": the step computes " +
            plural(t + 1, "score") + " per head instead of the full pass's " + str(T) + " x " + str(T) + ".");
-    if (t == 0 && std::all_of(st.attn.attn_weights.begin(), st.attn.attn_weights.end(), [](float w) { return w == 1.0f; }))
+    if (t == 0 && all_ones)
       s.note("At position 0 the only cached key is the token's own, so every head puts weight 1 on it: the output "
              "is its value, projected.");
   }
@@ -493,8 +450,9 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
                         "output_incremental = torch.cat([output_t for t in range(T)], dim=1)   # (B, T, d_in)");
     s.in("output_full", full.output).in("keys_full", k_full);
     step_table(s, rows);
-    s.show("output_incremental", incremental, tok);
-    s.show("cache_k", cache.keys(), tok).show("cache_v", cache.values(), tok);
+    // The checks below hold them to output_full and keys_full, printed in stage 2.
+    s.show("output_incremental", incremental, tok).detail();
+    s.show("cache_k", cache.keys(), tok).detail().show("cache_v", cache.values(), tok).detail();
     check_close(s, "every row decoded with the cache equals the full causal pass's row", incremental, full.output);
     const Ten4 keys = cache.keys(), values = cache.values();  // (B, h_kv, T, d_k)
     check_close(s, std::string("the cache after the last step holds the full pass's ") + (rope ? "rotated " : "") +
@@ -511,11 +469,7 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     if (elided)
       s.note(str(elided) + " decode steps had no stage of their own; the table lists every one, and the checks "
              "above cover all " + Ts + " rows.");
-    s.note("The storage was reallocated " + times(growth.reallocations) + " over " + str(steps_n) +
-           " appends" +
-           (growth.capacities.empty() ? std::string() : " (capacity " + capacity_path(P, growth) + ")") +
-           ", copying " + num(growth.copied) + " cached positions in all; torch.cat on every step (Hugging Face's "
-           "DynamicCache) would copy " + num(growth.cat_copied) + ". The cache now holds 2 * B * h_kv * T * d_k = " +
+    s.note("The cache now holds 2 * B * h_kv * T * d_k = " +
            num(2ull * B * h_kv * T * d_k) + " numbers (" + human_bytes(2ull * B * h_kv * T * d_k * 4) +
            " in float32) for " + Ts + " tokens; lesson gqa counts that at Llama's size.");
   }
