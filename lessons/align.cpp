@@ -272,10 +272,14 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The task: translate, and move each colour after its noun",
                         "target = translate(source) word by word, with adj noun -> noun adj\n"
                         "sentence = det [adj] noun verb det [adj] noun");
+    // The dictionary, a row per kind of word: the i-th target word translates the i-th source word.
     std::vector<std::vector<std::string>> vocab;
-    for (std::size_t id = 0; id < V_src; ++id)
-      vocab.push_back({align_kind(id), align_source_words()[id], align_target_words()[id]});
-    s.table({"kind", "source", "target"}, vocab);
+    for (std::size_t id = 0; id < V_src; ++id) {
+      if (vocab.empty() || vocab.back()[0] != align_kind(id)) vocab.push_back({align_kind(id), "", ""});
+      vocab.back()[1] += (vocab.back()[1].empty() ? "" : " ") + align_source_words()[id];
+      vocab.back()[2] += (vocab.back()[2].empty() ? "" : " ") + align_target_words()[id];
+    }
+    s.table({"kind", "source words", "target words, in the same order"}, vocab);
     std::vector<std::vector<std::string>> examples;
     for (std::size_t k = 0; k < 4; ++k) {
       const AlignPair& p = data.train[k];
@@ -323,9 +327,18 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
                         "logits_i = out([s_i ; c_i])");
     BahdanauModel copy = model;
     std::vector<std::vector<std::string>> rows;
-    for (const NamedTensor& t : named_parameters(copy)) rows.push_back({t.name, shape_str(t.shape), num(t.size)});
+    // A row per module: its parameters and their shapes (enc_fwd and enc_bwd are alike).
+    std::size_t in_module = 0;
+    for (const NamedTensor& t : named_parameters(copy)) {
+      const std::size_t dot = t.name.find('.');
+      const std::string module = t.name.substr(0, dot), param = t.name.substr(dot + 1);
+      if (rows.empty() || rows.back()[0] != module) rows.push_back({module, "", ""}), in_module = 0;
+      in_module += t.size;
+      rows.back()[1] += (rows.back()[1].empty() ? "" : ", ") + param + " " + shape_str(t.shape);
+      rows.back()[2] = num(in_module);
+    }
     rows.push_back({"total", "", num(parameter_count(model))});
-    s.table({"parameter", "shape", "values"}, rows);
+    s.table({"module", "parameters", "values"}, rows);
     s.show("parameters", flat_parameters(model));
     s.note("Drawn after the data from the same generator, in the order PyTorch builds the modules: "
            "nn.Embedding (N(0, 1)) for the " + num(V_src) + " source words and the " + num(V_out) +
@@ -362,7 +375,7 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
     check_rows_sum_to_one(s, "alignment", alignment);
     snapshots.push_back(alignment);
     snap_steps.push_back(0);
-    s.show("logits", pass.logits, tgt);
+    s.show("logits", pass.logits, tgt).detail();  // 7 x 24 scores: the note says what they guess
     std::vector<std::string> guess;
     for (std::size_t i = 0; i < T; ++i) guess.push_back(align_target_words()[argmax(pass.logits.data() + i * V_out, V_out)]);
     float widest = 0.0f;  // how far the weights stray from uniform
@@ -398,10 +411,16 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
     s.in("logits", first.logits);
     s.show("dL/dlogits", Mat(xt::view(first.d_logits, xt::range(0, first_batch[0]->tgt.size()), xt::all())),
            std::vector<std::string>(align_target_text(first_batch[0]->tgt)));
+    s.detail();  // 5 x 24 numbers; the equation and the check say what they are
+    // A row per module, as in stage 2: the norm of each of its parameters' gradients.
     std::vector<std::vector<std::string>> rows;
-    for (const NamedTensor& t : named_parameters(grads))
-      rows.push_back({t.name, shape_str(t.shape), report::scientific(norm(t.data, t.size), 3)});
-    s.table({"gradient of", "shape", "norm"}, rows);
+    for (const NamedTensor& t : named_parameters(grads)) {
+      const std::size_t dot = t.name.find('.');
+      const std::string module = t.name.substr(0, dot), param = t.name.substr(dot + 1);
+      if (rows.empty() || rows.back()[0] != module) rows.push_back({module, ""});
+      rows.back()[1] += (rows.back()[1].empty() ? "" : ", ") + param + " " + report::scientific(norm(t.data, t.size), 3);
+    }
+    s.table({"gradient of", "the norm of each parameter's gradient"}, rows);
     // Each row of dL/dlogits sums to 0: the probabilities sum to 1, the one-hot target too.
     double worst = 0.0;
     const std::size_t N = first.d_logits.shape()[0];
@@ -412,7 +431,8 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
     }
     s.check("every row of dL/dlogits sums to 0", "max |row sum|", worst, Relation::AtMost,
             sum_tolerance(V_out) / static_cast<double>(N));
-    s.note("Shown: the first sentence's rows of dL/dlogits; each gradient has its parameter's shape. "
+    s.note("dL/dlogits holds the first sentence's rows (--full prints them: -(1 - p) in the target's column, "
+           "p elsewhere, divided by N); each gradient has its parameter's shape. "
            "The tests hold these backward passes to central finite differences in double precision, and to "
            "PyTorch's autograd on the first training steps.");
   }
@@ -514,6 +534,10 @@ void lesson_align(const LessonOptions& opts, report::Report& out) {
           snap_steps[k] == 0 ? report::Training::untrained() : report::Training::trained(snap_steps[k]);
       s.attention_weights(weights, "target words (decoder steps)", "source words (encoder states)",
                           "alpha (attention weight)");
+      // Step 0 is stage 3's alignment again (--full prints it); the others are drawn, their values
+      // printed by --full: the pictures show the alignment forming.
+      if (snap_steps[k] == 0) s.detail();
+      else s.picture_only();
     }
     const Mat& last = snapshots.back();
     std::size_t on_source = 0;

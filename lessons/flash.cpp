@@ -353,13 +353,12 @@ void lesson_flash(const LessonOptions& opts, report::Report& out) {
     if (values) s.show("scores", scaled, all_pos, all_pos).detail();  // attn_weights shows the mask as 0s
     else s.show_shared("scores", {T, T}, nullptr, nullptr, all_pos, all_pos);
     s.show("attn_weights", attn_weights, all_pos, all_pos).attention_weights();  // random q, k, v: no weights
-    if (values) s.detail_values();  // its picture; the tiles below rebuild its rows
+    if (values) s.picture_only();  // its picture; the tiles below rebuild its rows
     if (values) check_rows_sum_to_one(s, "attn_weights", *attn_weights);
     s.show("context", context, all_pos);
     if (values) s.detail();  // stages 8 and 9 check the tiled rows against it
-    s.note("This is what the tiled pass must reproduce. It holds two (" + Ts + ", " + Ts + ") matrices, scores and "
-           "attn_weights: " + with_commas(materialised_attention_bytes(T, T)) +
-           " bytes here, growing as T^2. The tiled pass below never builds either.");
+    s.note("The tiled pass must reproduce this without its two (" + Ts + ", " + Ts + ") matrices, scores and "
+           "attn_weights: " + with_commas(materialised_attention_bytes(T, T)) + " bytes here, growing as T^2.");
   }
 
   // The fast path over the whole sequence, for the plan's counts and the final comparison.

@@ -326,7 +326,7 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     s.show("keys_full", k_full, tok).detail().show("values_full", full.v_heads, tok).detail();
     s.show("attn_weights_full", full.attn.attn_weights, tok, cols)
         .attention_weights(report::Training::drawn_unless(!opts.weights.empty()))
-        .detail_values();  // each decode step checks its row against these
+        .picture_only();  // each decode step checks its row against these
     s.show("output_full", full.output, tok).detail();
     s.note("This is the route without a cache: to produce row t a model without one reruns this pass on the " +
            std::string("first t + 1 tokens. Row t of attn_weights_full is 0 past column t (the mask), so row t of "

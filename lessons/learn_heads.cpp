@@ -50,6 +50,9 @@ constexpr double kPreviousBound = 0.4;
 constexpr double kAccuracyBound = 0.5;
 // The loss at the end is at most half that of guessing uniformly (log V / 2 = 1.73).
 constexpr double kLossFraction = 0.5;
+// What the marks on the heatmaps of layer 2 are (the cells head_scores' induction score reads).
+const char* const kMarkedWhat =
+    "the induction cells, where query t attends to the letter after the earlier occurrence of letter t";
 
 std::string text_of(const Ids& ids, std::size_t n, std::size_t from, std::size_t to) {
   std::string s;
@@ -113,7 +116,7 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
                 {"seed " + S, "steps " + Ss, "lr " + lr_text, "batch " + std::to_string(B), "tokens " + std::to_string(T),
                  "vocab " + std::to_string(V), "d " + std::to_string(d), "heads " + std::to_string(h),
                  "layers " + std::to_string(kLayers)},
-                {"# TinyLm, make_batch, train: defined on the lesson's page, docs/learn-heads.md; with them:",
+                {"from learn_heads_torch import *  # docs/learn_heads_torch.py: TinyLm, make_batch, train",
                  "torch.manual_seed(" + S + ")",
                  "model = TinyLm(vocab=32, context=24, d=32, heads=2, layers=2)",
                  "nn.init.uniform_(model.tok.weight, -math.sqrt(3), math.sqrt(3))",
@@ -121,7 +124,8 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
                  "model = model.double()",
                  "held_out = make_batch(torch.Generator().manual_seed(" + std::to_string(seed + 2) + "), 64)",
                  "losses = train(model, torch.Generator().manual_seed(" + std::to_string(seed + 1) + "), steps=" + Ss +
-                     ", lr=" + lr_text + ")"}};
+                     ", lr=" + lr_text + ")",
+                 "print(losses[0], losses[-1])  # stage 6's loss at step 1 and at step " + Ss}};
 
   // The model first (torch.manual_seed(seed) then the modules in order), then the data from
   // generators of their own, so that --steps changes neither the model nor the first batches.
@@ -179,9 +183,11 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
   // ---- 2. the model and one forward pass
   const TinyLmForward<double> f0 = tiny_lm_forward(model, x0);  // every activation of the first batch
   const TinyLmForward<double> held0 = tiny_lm_forward(model, held_in);
+  report::Stage& stage2 = out.stage("The model, and one forward pass with its shapes");  // its note after training
+  std::size_t untrained_l2 = 0;  // the item of layer 2's untrained picture
   {
-    auto& s = out.stage("The model, and one forward pass with its shapes",
-                        "x = tok[inputs] + pos[0..T-1]\n"
+    auto& s = stage2;
+    s.equation = ("x = tok[inputs] + pos[0..T-1]\n"
                         "per layer: x = x + out_proj(merge(softmax(causal(Q K^T) / sqrt(d_k)) V)),  Q, K, V = split(x W^T)\n"
                         "logits = x @ unembed^T");
     s.in("inputs", x0);
@@ -200,11 +206,16 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
       s.show("attn_weights layer " + std::to_string(l + 1) + " (untrained)",
              first_sequence(held0.blocks[l].attn_weights), letters, letters)
           .attention_weights(report::Training::untrained());
+      // Layer 1's picture is one more of the same (--full draws it); layer 2's shows, marked, the
+      // cells its induction head will learn to read, and its head is chosen after training.
+      if (l == 0) {
+        s.detail();
+      } else {
+        s.picture_only().mark(induction_cells(held, 0), kMarkedWhat);
+        untrained_l2 = s.items.size() - 1;
+      }
       check_rows_sum_to_one(s, "attn_weights", xt::xtensor<float, 4>(xt::cast<float>(held0.blocks[l].attn_weights)));
     }
-    s.note("Two layers of " + std::to_string(h) + " heads, " + std::to_string(model.parameters()) +
-           " numbers, no MLP and no layer norm: attention is the only thing that moves information between "
-           "positions. Untrained, the heads above (held-out 0, both layers) spread their weight with no plan.");
   }
 
   // ---- 3. the loss
@@ -410,10 +421,6 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("After training: which head learned which job",
                         "previous-token score = mean attn_weights[t, t-1];  induction score = mean attn_weights[t, j+1]\n"
                         "where j < t is the one earlier position holding the same letter as t (held-out second copies)");
-    for (std::size_t l = 0; l < kLayers; ++l)
-      s.show("attn_weights layer " + std::to_string(l + 1) + " (trained)",
-             first_sequence(held1.blocks[l].attn_weights), letters, letters)
-          .attention_weights(report::Training::trained(steps));
     std::vector<std::vector<std::string>> rows;
     double best_ind = 0, best_prev = 0, untrained_ind = 0;
     std::string ind_heads, prev_heads;
@@ -431,6 +438,22 @@ void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
         if (l == 1) untrained_ind = std::max(untrained_ind, before.induction);
         if (l == 0 && sc.previous >= best_prev) best_prev = sc.previous, best_prev_head = i;
       }
+    // The trained pictures: of each layer the head with its job's best score (--full draws both),
+    // the induction cells marked in layer 2's.
+    for (std::size_t l = 0; l < kLayers; ++l) {
+      s.show("attn_weights layer " + std::to_string(l + 1) + " (trained)",
+             first_sequence(held1.blocks[l].attn_weights), letters, letters)
+          .attention_weights(report::Training::trained(steps))
+          .picture_only()
+          .draw_head(l == 0 ? best_prev_head : best_ind_head);
+      if (l == 1) s.mark(induction_cells(held, 0), kMarkedWhat);
+    }
+    std::get<report::TensorItem>(stage2.items[untrained_l2]).text_head = best_ind_head;
+    stage2.note("Two layers of " + std::to_string(h) + " heads, " + std::to_string(model.parameters()) +
+                " numbers, no MLP and no layer norm: attention is the only thing that moves information between "
+                "positions. Untrained, layer 2 head " + std::to_string(best_ind_head) +
+                " above (held-out 0) spreads its weight with no plan; the marked cells are where it will look once "
+                "trained (stage 7).");
     s.table({"head", "previous", "induction", "self", "induction untrained", "job"}, rows);
     // The same scores as layer x head maps, named as attn model names a checkpoint's head roles.
     Mat prev_map = xt::empty<float>({kLayers, h}), ind_map = xt::empty<float>({kLayers, h});  // (layers, h)

@@ -469,7 +469,7 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     s.show("alignment", alignment, tgt, src);
     s.attention_weights(report::Training::drawn_unless(from_files),
                         "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
-    s.detail_values();  // the heatmap stays; stage 9's table gives each row's largest weight
+    s.picture_only();  // the heatmap stays; stage 9's table gives each row's largest weight
     check_rows_sum_to_one(s, "alignment", alignment);
     const float uniform = 1.0f / static_cast<float>(S);
     float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores

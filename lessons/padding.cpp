@@ -673,10 +673,10 @@ void lesson_padding(const LessonOptions& opts, report::Report& out) {
                         "self_weights_fill = softmax(self_scores.masked_fill(self_mask.bool(), fill), dim=-1)   "
                         "# fill = -inf, -1e9, -1e6");
     s.in("self_scores", self_scores).in("self_mask", self_mask);
-    s.show("self_weights_inf", self_inf, p.src_rows).attention_weights().nan_from_masked_rows().detail_values();
+    s.show("self_weights_inf", self_inf, p.src_rows).attention_weights().nan_from_masked_rows().picture_only();
     // The checks and the table below state the -1e9 rows; -1e6 gives the same numbers here when
     // nothing underflows differently (then the default text prints it once).
-    s.show("self_weights_1e9", self_1e9, p.src_rows).attention_weights().detail_values();
+    s.show("self_weights_1e9", self_1e9, p.src_rows).attention_weights().picture_only();
     s.show("self_weights_d2l", self_d2l, p.src_rows).attention_weights();
     if (values && max_abs_diff(*self_d2l, *self_1e9) == 0.0) s.detail();
     if (values) {
@@ -757,7 +757,7 @@ void lesson_padding(const LessonOptions& opts, report::Report& out) {
           for (std::size_t c = 0; c < d; ++c) x(b, r, c) = 0.0f;
       return x;
     });
-    s.show("keys_only", keys_only, p.src_rows).attention_weights().detail_values();
+    s.show("keys_only", keys_only, p.src_rows).attention_weights().picture_only();
     s.show("out", out_zeroed, p.src_rows);
     if (values) {
       std::size_t keys_only_full = 0;  // rows of the keys-only mask with every key hidden: S per empty sequence

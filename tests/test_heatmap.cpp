@@ -2,6 +2,7 @@
 // overflows the terminal wraps into garbage, so every line is measured.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -501,4 +502,51 @@ TEST_CASE("the row scale does not stretch rounding: weights one ulp apart are on
   // CPU's BLAS rounds them differently); as one value they share the middle mark.
   CHECK(grid_row(h, "a") == "a |++++++|");
   CHECK(contains(h, "a row with one value throughout is drawn mid-scale"));
+}
+
+TEST_CASE("labels of one character: one line above the grid instead of a staircase") {
+  TensorItem t = weights({4, 4}, {"k", "y", "z", "d"});
+  const std::string h = render_heatmap(t, {});
+  CAPTURE(h);
+  CHECK(contains(h, "(rows attend to columns)\n   k y z d\nk |"));
+  CHECK_FALSE(contains(h, ": y"));
+  t.col_labels = {"k", "yy", "z", "d"};  // one longer label: the staircase again
+  CHECK(contains(render_heatmap(t, {}), "   : yy\n"));
+}
+
+TEST_CASE("marked cells: drawn with a bracket before their shade, counted in the legend, in every panel") {
+  TensorItem t = causal_weights();
+  t.marked = {{1, 0}, {3, 1}, {5, 4}};  // journey -> Your is its row's largest; with -> journey, step -> one are not
+  t.marked_what = "the cells a test picked";
+  HeatmapOptions wide;  // the legend on one line
+  wide.width = 120;
+  const std::string h = render_heatmap(t, wide);
+  CAPTURE(h);
+  CHECK(contains(h, "journey |[+++        |\n"));  // 0.55: '+' kept as the second character
+  CHECK(contains(h, "   with |--[-----    |\n"));
+  CHECK(contains(h, "   step |::::::::[:::|\n"));
+  CHECK(contains(h, "[ marks the cells a test picked; 1 of 3 marked cells are their row's largest weight\n"));
+  // Two panels: each drawn with the marks, each counted.
+  TensorItem two = weights({1, 2, 3, 3}, {"a", "b", "c"});
+  two.marked = {{2, 1}};
+  two.marked_what = "one cell";
+  const std::string p = render_heatmap(two, wide);
+  CAPTURE(p);
+  std::size_t drawn = 0;  // the panels sit side by side: row c of both on one line
+  for (const auto& line : lines_of(p))
+    if (line.rfind("c |", 0) == 0) drawn += static_cast<std::size_t>(std::count(line.begin(), line.end(), '['));
+  CHECK(drawn == 2);
+  CHECK(contains(p, "[ marks one cell; "));
+  CHECK(contains(p, " in [0, 0] and "));
+  CHECK(contains(p, " in [0, 1] marked cells are their row's largest weight\n"));
+  // In colour the cell keeps its colour with [] written over it, and the legend says [].
+  HeatmapOptions colour;
+  colour.color = ColorDepth::truecolor;
+  const std::string c = render_heatmap(t, colour);
+  CHECK(contains(c, "[]\x1b[0m"));
+  CHECK(contains(c, "[] marks the cells a test picked"));
+  // A cell outside the grid is neither drawn nor counted; no marks, no legend line.
+  t.marked = {{1, 0}, {9, 9}};
+  CHECK(contains(render_heatmap(t, {}), "1 of 1 marked cells"));
+  CHECK_FALSE(contains(render_heatmap(causal_weights(), {}), "marks"));
 }

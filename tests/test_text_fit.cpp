@@ -127,21 +127,17 @@ TEST_CASE("a detail tensor is named on one line and printed only with --full") {
   CHECK_FALSE(contains(text_of(r, shapes), "--full prints"));
 }
 
-TEST_CASE("detail_values keeps an attention matrix's heatmap and leaves out its values") {
+TEST_CASE("detail on attention weights leaves out the picture too, and one line names every cut") {
   Report r;
   Mat w = {{0.25f, 0.75f}, {0.5f, 0.5f}};
-  r.stage("Weights").show("alignment", w, {"le", "chat"}, {"the", "cat"}).attention_weights().detail_values();
-  r.stage("A copy").show("alignment_again", w).attention_weights().detail();
-  r.stage("Both").show("a", w).attention_weights().detail_values().show("b", w).detail().show("c", w).attention_weights().detail_values();
+  r.stage("A copy").show("alignment_again", w).attention_weights().detail().show("b", w).detail();
   const std::string text = text_of(r, TextOptions{});
-  CHECK(contains(text, "(the values of alignment: --full prints them)\n\nheatmap of alignment"));
-  CHECK_FALSE(contains(text, "tensor(["));
-  CHECK(contains(text, "(alignment_again: --full prints it)\n"));  // detail(): no picture either
+  CHECK(contains(text, "(alignment_again and b: --full prints them)\n"));
   CHECK_FALSE(contains(text, "heatmap of alignment_again"));
-  CHECK(contains(text, "(b, and the values of a and c: --full prints them)\n"));
+  CHECK_FALSE(contains(text, "tensor(["));
   TextOptions full;
   full.full = true;
-  CHECK(contains(text_of(r, full), "tensor([[0.2500, 0.7500],"));
+  CHECK(contains(text_of(r, full), "heatmap of alignment_again"));
 }
 
 TEST_CASE("render_table prints a table too wide for the page in parts, each with the first column") {
@@ -234,4 +230,34 @@ TEST_CASE("wrap_python keeps the code: only spaces become line breaks, every lin
     CHECK(widest(wrapped) <= 100);
     CHECK(without_spaces(wrapped) == without_spaces(line));
   }
+}
+
+TEST_CASE("a picture-only tensor drawn by one head: one line names its values and the other heads") {
+  Report r;
+  attn::Ten4 w = attn::Ten4::from_shape({1, 3, 2, 2});
+  for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = (i % 2) ? 0.75f : 0.25f;
+  r.stage("Heads").show("attn_weights", w, {"a", "b"}, {"a", "b"}).attention_weights().picture_only().draw_head(1);
+  const std::string text = text_of(r, TextOptions{});
+  CAPTURE(text);
+  // The picture's title names the tensor: no name line above it.
+  CHECK(contains(text, "    out: attn_weights (1, 3, 2, 2)\n\nheatmaps of attn_weights (1, 3, 2, 2), head 1 of 3"));
+  CHECK_FALSE(contains(text, "tensor("));  // the values are left out
+  CHECK(contains(text, "[0, 1]\n"));       // head 1 drawn
+  CHECK_FALSE(contains(text, "[0, 0]\n"));
+  CHECK_FALSE(contains(text, "[0, 2]\n"));
+  CHECK(contains(text, "(attn_weights: its values and the pictures of heads 0 and 2: --full prints them)\n"));
+  TextOptions full;
+  full.full = true;
+  const std::string whole = text_of(r, full);
+  CAPTURE(whole);
+  CHECK(contains(whole, "tensor([[[[0.2500"));  // the values, printed
+  CHECK(contains(whole, "[0, 0]"));  // every head, side by side
+  CHECK(contains(whole, "[0, 2]"));
+  CHECK_FALSE(contains(whole, "--full prints"));
+  // --head mean (the learner's choice) wins over the lesson's head.
+  TextOptions mean;
+  mean.heatmap.view.heads = attn::report::PanelView::Heads::mean;
+  const std::string averaged = text_of(r, mean);
+  CHECK(contains(averaged, "mean of 3 heads"));
+  CHECK(contains(averaged, "(attn_weights: its values: --full prints them)\n"));
 }

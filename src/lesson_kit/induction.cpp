@@ -67,6 +67,14 @@ HeadScores head_scores(const xt::xtensor<double, 4>& w, std::size_t head, const 
   return {r.previous, std::isnan(r.induction) ? 0.0 : r.induction, r.self};
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> induction_cells(const InductionBatch& b, std::size_t n) {
+  std::vector<std::pair<std::size_t, std::size_t>> cells;
+  for_each_induction_query(b, [&](std::size_t m, std::size_t t, std::size_t j) {
+    if (m == n) cells.emplace_back(t, j + 1);
+  });
+  return cells;
+}
+
 HeadScores uniform_head_scores(const InductionBatch& b) {
   const std::size_t T = b.inputs.shape()[1];
   double prev = 0, self = 0, ind = 0;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/embedding.hpp"
@@ -52,6 +53,10 @@ struct HeadScores {
 };
 // attn_weights (N, h, T, T) of one layer, for head `head`.
 HeadScores head_scores(const xt::xtensor<double, 4>& attn_weights, std::size_t head, const InductionBatch& batch);
+
+// The cells the induction score averages over in sequence n: (query t, key j + 1) for each
+// induction query t, in order of t. The lesson marks them on its heatmaps.
+std::vector<std::pair<std::size_t, std::size_t>> induction_cells(const InductionBatch& batch, std::size_t n);
 
 // The same scores for a head that spreads its weight evenly over every key it may see.
 HeadScores uniform_head_scores(const InductionBatch& batch);

@@ -102,16 +102,23 @@ Layout layout_for(const PanelSet& set, std::size_t width, const HeatmapOptions& 
 
 std::string number(double v, int decimals) { return fixed(v, std::clamp(decimals, 0, 4)); }
 
-// One cell: two ramp characters, or two blanks painted with the colour; "??" for NaN.
-void cell(Line& line, float v, const PanelSet& set, const Panel& panel, std::size_t row, ColorDepth color) {
+// One cell: two ramp characters, or two blanks painted with the colour; "??" for NaN. A marked
+// cell (TensorItem::marked) keeps its shade in its second character and starts with kMark; in
+// colour it is the colour with "[]" written over it, dark on a light cell and light on a dark one.
+void cell(Line& line, float v, const PanelSet& set, const Panel& panel, std::size_t row, ColorDepth color,
+          bool marked = false) {
   const double t = scale_position(v, set, panel, row);
   if (std::isnan(t)) {
-    line.add("??");
+    line.add(marked ? std::string(1, kMark) + "?" : "??");
     return;
   }
   if (color == ColorDepth::none) {
     const std::size_t mark = t <= 0.0 ? 0 : 1 + std::min<std::size_t>(8, static_cast<std::size_t>(t * 9.0));
-    line.add(std::string(kCell, kRamp[mark]));
+    line.add(marked ? std::string(1, kMark) + kRamp[mark] : std::string(kCell, kRamp[mark]));
+    return;
+  }
+  if (marked) {
+    line.add(viridis_background(t, color) + (t > 0.5 ? "\x1b[30m" : "\x1b[97m") + "[]" + kReset, kCell);
     return;
   }
   line.add(viridis_background(t, color) + std::string(kCell, ' ') + kReset, kCell);
@@ -119,7 +126,7 @@ void cell(Line& line, float v, const PanelSet& set, const Panel& panel, std::siz
 
 // The lines of one panel, each exactly `l.width` wide (padded), so panels can sit side by side.
 std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layout& l, ColorDepth color,
-                             bool titled, const std::string& name) {
+                             bool titled, const std::string& name, const std::vector<char>& marks) {
   std::vector<Line> lines;
   const std::size_t x0 = grid_left(l);
   if (titled) {
@@ -156,9 +163,22 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
     if (any_tens) lines.push_back(tens);
     lines.push_back(units);
   }
+  // Labels of one character each (letters): one line, each above its column, instead of a
+  // staircase as tall as the grid.
+  bool single = !numeric && l.cols.size() > 0;
+  for (std::size_t j = 0; single && j < l.cols.size(); ++j)
+    if (l.cols[j] != kLeftOut && display_width(l.col_text[j]) != 1) single = false;
+  if (single) {
+    Line labels;
+    for (std::size_t j = 0; j < l.cols.size(); ++j) {
+      labels.pad_to(x0 + j * kCell);
+      labels.add(l.cols[j] == kLeftOut ? "~" : l.col_text[j]);
+    }
+    lines.push_back(labels);
+  }
   // The staircase: column j's label starts above column j, with ':' leading down from the labels
   // of the columns before it, as a plot's slanted tick labels would.
-  for (std::size_t j = 0; !numeric && j < l.cols.size(); ++j) {
+  for (std::size_t j = 0; !numeric && !single && j < l.cols.size(); ++j) {
     if (l.cols[j] == kLeftOut) continue;
     Line line;
     line.pad_to(x0);
@@ -178,7 +198,7 @@ std::vector<Line> draw_panel(const PanelSet& set, const Panel& panel, const Layo
     line.add(label + " |");
     for (std::size_t c : l.cols) {
       if (r == kLeftOut || c == kLeftOut) line.add(std::string(kCell, '~'));
-      else cell(line, panel.values[r * set.cols + c], set, panel, r, color);
+      else cell(line, panel.values[r * set.cols + c], set, panel, r, color, !marks.empty() && marks[r * set.cols + c]);
     }
     line.add("|");
     lines.push_back(line);
@@ -241,6 +261,37 @@ std::string legend(const PanelSet& set, const Layout& l, std::size_t width, cons
   return out;
 }
 
+// The legend of the marked cells: what they are, and how many of them are their row's largest
+// weight (ties included) in each panel drawn.
+std::string marks_legend(const TensorItem& t, const PanelSet& set, std::size_t drawn, std::size_t width,
+                         ColorDepth color) {
+  if (t.marked.empty() || t.marked_what.empty()) return "";
+  std::vector<std::string> counts;
+  std::size_t total = 0;
+  for (const auto& cell : t.marked) total += cell.first < set.rows && cell.second < set.cols;
+  for (std::size_t p = 0; p < drawn; ++p) {
+    const Panel& panel = set.panels[p];
+    std::size_t largest = 0;
+    for (const auto& cell : t.marked) {
+      const std::size_t r = cell.first, c = cell.second;
+      if (r >= set.rows || c >= set.cols) continue;
+      const float* row = panel.values + r * set.cols;
+      float most = -std::numeric_limits<float>::infinity();
+      for (std::size_t k = 0; k < set.cols; ++k)
+        if (!std::isnan(row[k])) most = std::max(most, row[k]);
+      largest += !std::isnan(row[c]) && row[c] >= most;
+    }
+    counts.push_back(std::to_string(largest) + " of " + std::to_string(total) +
+                     (drawn > 1 ? " in " + index_str(panel.index) : ""));
+  }
+  std::string joined;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    joined += (i == 0 ? "" : i + 1 == counts.size() ? " and " : ", ") + counts[i];
+  const std::string glyph = color == ColorDepth::none ? std::string(1, kMark) : "[]";
+  return wrap(glyph + " marks " + t.marked_what + "; " + joined + " marked cells are their row's largest weight",
+              width, "", "  ");
+}
+
 }  // namespace
 
 std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
@@ -260,6 +311,13 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
                                     index_names(leading - (mean ? 1 : 0)) + axes,
                                 width, "", "  ")
                          : wrap("heatmap of " + t.name + axes, width, "", "  ");
+  // The marked cells, as a flag per (row, column) of a panel.
+  std::vector<char> marks;
+  if (!t.marked.empty()) {
+    marks.assign(set.rows * set.cols, 0);
+    for (const auto& [r, c] : t.marked)
+      if (r < set.rows && c < set.cols) marks[r * set.cols + c] = 1;
+  }
   Layout l = layout_for(set, width, opts);
   if (!l.fits) return out + wrap("(too narrow to draw: the grid needs more columns)", width, "", "");
   // A long batch would print a grid per entry (65,536 entries: megabytes): the first panels are
@@ -279,7 +337,8 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
     if (first > 0) out += "\n";
     const std::size_t last = std::min(drawn, first + per_band);
     std::vector<std::vector<Line>> band;
-    for (std::size_t p = first; p < last; ++p) band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name));
+    for (std::size_t p = first; p < last; ++p)
+      band.push_back(draw_panel(set, set.panels[p], l, opts.color, many, t.name, marks));
     for (std::size_t i = 0; i < band.front().size(); ++i) {
       std::string line;
       for (std::size_t p = 0; p < band.size(); ++p) line += (p ? std::string(kPanelGap, ' ') : "") + band[p][i].text;
@@ -291,7 +350,7 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
                     std::to_string(drawn) + " of " + std::to_string(set.panels.size()) +
                     " are drawn; the scale covers them all)",
                 width, "", "  ");
-  return out + legend(set, l, width, opts);
+  return out + legend(set, l, width, opts) + marks_legend(t, set, drawn, width, opts.color);
 }
 
 }  // namespace attn::report

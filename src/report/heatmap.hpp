@@ -41,6 +41,8 @@ inline constexpr std::size_t kMaxHeatmapPanels = 64;
 // The marks of the ramp, lowest first. The blank is kept for exactly the bottom of the scale (a
 // masked weight), so that any weight above 0, however small, leaves a mark.
 inline constexpr const char* kRamp = " .:-=+*#%@";
+// The first character of a marked cell (TensorItem::marked), its shade in the second: "[@", "[.".
+inline constexpr char kMark = '[';
 
 // The heatmap(s) of an attention tensor (..., rows, cols), each line ending in '\n'; "" when the
 // tensor has no values.

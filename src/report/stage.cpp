@@ -74,13 +74,28 @@ Stage& Stage::detail() {
   throw std::logic_error("detail(): the stage shows no tensor yet");
 }
 
-Stage& Stage::detail_values() {
-  detail();
+namespace {
+TensorItem& last_tensor(std::vector<Item>& items, const char* what) {
   for (auto it = items.rbegin(); it != items.rend(); ++it)
-    if (auto* t = std::get_if<TensorItem>(&*it)) {
-      t->detail_keeps_picture = true;
-      break;
-    }
+    if (auto* t = std::get_if<TensorItem>(&*it)) return *t;
+  throw std::logic_error(std::string(what) + ": the stage shows no tensor yet");
+}
+}  // namespace
+
+Stage& Stage::picture_only() {
+  last_tensor(items, "picture_only()").values_detail = true;
+  return *this;
+}
+
+Stage& Stage::draw_head(std::size_t head) {
+  last_tensor(items, "draw_head()").text_head = head;
+  return *this;
+}
+
+Stage& Stage::mark(std::vector<std::pair<std::size_t, std::size_t>> cells, std::string what) {
+  TensorItem& t = last_tensor(items, "mark()");
+  t.marked = std::move(cells);
+  t.marked_what = std::move(what);
   return *this;
 }
 

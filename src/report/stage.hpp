@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -139,9 +140,18 @@ struct TensorItem {
   // behind a projection, a copy of one already printed): the out: line names it, a line says
   // that --full prints it, and every other sink has it as any tensor (Stage::detail).
   bool detail = false;
-  // With `detail` on attention weights: the default text still draws the heatmap, and leaves out
-  // only the values (Stage::detail_values).
-  bool detail_keeps_picture = false;
+  // True for an attention tensor whose picture the default text draws without printing its
+  // values first (a (1, 2, 24, 24) tensor reads as a heatmap; its summarised print does not):
+  // one line says that --full prints them (Stage::picture_only).
+  bool values_detail = false;
+  // Of a (B, h, T, S) tensor, the one head the default text draws (as --head N would), the
+  // others named on one line and drawn by --full; kAllHeads: every head (Stage::draw_head).
+  static constexpr std::size_t kAllHeads = static_cast<std::size_t>(-1);
+  std::size_t text_head = kAllHeads;
+  // Cells the text heatmap marks, as (row, column) of the last two axes, the same in every panel,
+  // and what they are, for its legend ("the induction cells, where ..."): Stage::mark.
+  std::vector<std::pair<std::size_t, std::size_t>> marked = {};
+  std::string marked_what = {};
 };
 
 // The heatmap legend's cause for NaN from a fully masked row.
@@ -266,9 +276,15 @@ struct Stage {
   }
   // Marks the tensor shown last as detail (TensorItem::detail): printed with --full.
   Stage& detail();
-  // The same for attention weights whose heatmap the default text still draws: only the values
-  // wait for --full.
-  Stage& detail_values();
+  // The tensor shown last (attention weights) is drawn as a heatmap alone by the default text;
+  // --full prints its values too (TensorItem::values_detail).
+  Stage& picture_only();
+  // The default text draws only head `head` of the (B, h, T, S) tensor shown last
+  // (TensorItem::text_head); --full draws every head.
+  Stage& draw_head(std::size_t head);
+  // Marks `cells` ((row, column) of the last two axes, in every panel) on the text heatmap of the
+  // tensor shown last, with `what` they are for its legend (TensorItem::marked).
+  Stage& mark(std::vector<std::pair<std::size_t, std::size_t>> cells, std::string what);
   // This stage does again what an earlier one showed (decoder step 4 after step 1): the default
   // text prints its title alone, and after a run of such stages one line counts them: "6 more
   // <many>: --full prints them". `one` and `many` name one and several ("decoder step like step

@@ -342,19 +342,12 @@ void TextSink::stage(const Stage& s, std::size_t total) {
   if (!s.inputs.empty()) out_ << shapes_lines(s.inputs, opts_.width, "    in:  ");
   const auto outs = s.outputs();
   if (!outs.empty()) out_ << shapes_lines(outs, opts_.width, "    out: ");
-  // Detail tensors left out: one line for the stage, where the first of them would be. An
-  // attention matrix marked detail_values keeps its heatmap and leaves out only its values.
-  std::vector<std::string> hidden, values_hidden;  // tensors left out whole; pictures without values
+  // Detail tensors left out: one line for the stage, where the first of them would be. (A
+  // picture without its values, Stage::picture_only, says so under its picture.)
+  std::vector<std::string> hidden;
   auto skips = [&](const TensorItem& t) { return t.detail && !opts_.full && !opts_.shapes_only && t.printed; };
-  auto pictured = [&](const TensorItem& t) { return t.attention && t.detail_keeps_picture && opts_.heatmaps; };
   for (const Item& i : s.items)
-    if (const auto* t = std::get_if<TensorItem>(&i); t && skips(*t)) (pictured(*t) ? values_hidden : hidden).push_back(t->name);
-  auto join = [](const std::vector<std::string>& names) {
-    std::string out;
-    for (std::size_t k = 0; k < names.size(); ++k)
-      out += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
-    return out;
-  };
+    if (const auto* t = std::get_if<TensorItem>(&i); t && skips(*t)) hidden.push_back(t->name);
   bool said = false;
   for (const Item& i : s.items) {
     const auto* t = std::get_if<TensorItem>(&i);
@@ -363,13 +356,12 @@ void TextSink::stage(const Stage& s, std::size_t total) {
       continue;
     }
     if (!said) {
-      std::string what = join(hidden);
-      if (!values_hidden.empty()) what += (hidden.empty() ? "the values of " : ", and the values of ") + join(values_hidden);
-      const bool one = hidden.size() == 1 && values_hidden.empty();
-      out_ << "\n" << wrap("(" + what + ": --full prints " + (one ? "it" : "them") + ")", opts_.width, "", " ");
+      std::string names;
+      for (std::size_t k = 0; k < hidden.size(); ++k)
+        names += (k == 0 ? "" : k + 1 == hidden.size() ? " and " : ", ") + hidden[k];
+      out_ << "\n" << wrap("(" + names + ": --full prints " + (hidden.size() == 1 ? "it" : "them") + ")", opts_.width, "", " ");
       said = true;
     }
-    if (pictured(*t)) out_ << "\n" << render_heatmap(*t, opts_.heatmap);  // its title names it
   }
 }
 
@@ -380,13 +372,42 @@ void TextSink::item(const Item& i) {
       out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << render_curve(*t, opts_.width);
       return;
     }
-    if (t->attention && !t->values_printed) {  // a map: its picture alone (values in --dump and JSON)
-      out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n";
-      if (opts_.heatmaps) out_ << render_heatmap(*t, opts_.heatmap);
+    // The default text may draw a picture alone, or one head of it (Stage::picture_only,
+    // Stage::draw_head); a line then says what --full adds.
+    const bool brief = !opts_.full && t->attention;
+    const bool values_left = brief && t->values_detail;
+    HeatmapOptions heatmap = opts_.heatmap;
+    std::string heads_left;
+    const std::size_t heads = head_count(t->shape);
+    if (brief && t->text_head < heads && heatmap.view.heads == PanelView::Heads::all) {
+      heatmap.view.heads = PanelView::Heads::one;
+      heatmap.view.head = t->text_head;
+      std::vector<std::string> others;
+      for (std::size_t i = 0; i < heads; ++i)
+        if (i != t->text_head) others.push_back(std::to_string(i));
+      for (std::size_t k = 0; k < others.size(); ++k)
+        heads_left += (k == 0 ? "" : k + 1 == others.size() ? " and " : ", ") + others[k];
+      heads_left = (others.size() == 1 ? "the picture of head " : "the pictures of heads ") + heads_left;
+    }
+    auto say_left = [&] {
+      if (!opts_.heatmaps || (!values_left && heads_left.empty())) return;
+      const std::string what = values_left && !heads_left.empty() ? "its values and " + heads_left
+                               : values_left                    ? std::string("its values")
+                                                                 : heads_left;
+      out_ << wrap("(" + t->name + ": " + what + ": --full prints them)", opts_.width, "", " ");
+    };
+    if ((t->attention && !t->values_printed) || (values_left && opts_.heatmaps)) {
+      // A map, or a picture whose values are detail: its picture alone (values in --dump and JSON).
+      // The picture's title names a tensor whose values wait for --full.
+      out_ << "\n";
+      if (!values_left) out_ << t->name << " " << shape_str(t->shape) << "\n";
+      if (opts_.heatmaps) out_ << render_heatmap(*t, heatmap);
+      say_left();
       return;
     }
     out_ << "\n" << t->name << " " << shape_str(t->shape) << "\n" << format_tensor(*t, opts_.print) << "\n";
-    if (t->attention && opts_.heatmaps) out_ << "\n" << render_heatmap(*t, opts_.heatmap);
+    if (t->attention && opts_.heatmaps) out_ << "\n" << render_heatmap(*t, heatmap);
+    say_left();
   } else if (const auto* n = std::get_if<NoteItem>(&i)) {
     out_ << "\n" << wrap(n->text, opts_.width, "", "");
   } else if (const auto* tb = std::get_if<TableItem>(&i)) {

@@ -397,6 +397,16 @@ TEST_CASE("every lesson runs with its defaults, shows numbered stages, and every
     CHECK(r.out.find("reproduce in PyTorch") != std::string::npos);
     CHECK(r.out.find("check passed: ") != std::string::npos);
     CHECK(r.out.find("check FAILED") == std::string::npos);
+    // The training lessons fit one sitting and the page: what they leave out is one option away
+    // (--full), and the screen says so.
+    if (name == "learn-heads" || name == "align") {
+      std::size_t lines = 0, widest = 0;
+      std::istringstream in(r.out);
+      for (std::string line; std::getline(in, line);) ++lines, widest = std::max(widest, line.size());
+      CHECK(lines <= 400);
+      CHECK(widest <= 100);
+      CHECK(r.out.find("--full prints") != std::string::npos);
+    }
   }
 }
 

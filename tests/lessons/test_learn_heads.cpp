@@ -7,7 +7,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <fstream>
+#include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,14 @@ LessonOptions with_seed(std::uint64_t seed) {
   LessonOptions o;
   o.seed = seed;
   return o;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 const report::TableItem& job_table(const report::Report& r) {
@@ -85,7 +96,7 @@ TEST_CASE("the training loop gives PyTorch's loss curve (float64, as docs/learn-
   CHECK(worst <= 1e-6);
 }
 
-TEST_CASE("learn-heads at its defaults: PyTorch's curve, every check passed, the jobs found, the same numbers twice") {
+TEST_CASE("learn-heads at its defaults: PyTorch's curve, every check passed, the jobs found, the stripe marked, the same numbers twice") {
   const report::Report r = run_lesson("learn-heads");
   const report::TensorItem& loss = tensor(r, "loss");
   REQUIRE(loss.shape == Shape{300});
@@ -108,6 +119,56 @@ TEST_CASE("learn-heads at its defaults: PyTorch's curve, every check passed, the
   }
   CHECK(previous);
   CHECK(induction);
+  // The pictures the default text draws: of each layer the head with its job's best score.
+  std::size_t best_prev = 0, best_ind = 0;
+  double prev_score = -1, ind_score = -1;
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (std::stod(jobs.rows[i][1]) >= prev_score) prev_score = std::stod(jobs.rows[i][1]), best_prev = i;
+    if (std::stod(jobs.rows[2 + i][2]) >= ind_score) ind_score = std::stod(jobs.rows[2 + i][2]), best_ind = i;
+  }
+  CHECK(tensor(r, "attn_weights layer 1 (untrained)").detail);
+  CHECK(tensor(r, "attn_weights layer 1 (trained)").text_head == best_prev);
+  // The induction cells are marked on layer 2's pictures, before and after training: each query t
+  // of held-out 0's second copy whose letter occurs once before, at j, with the key j + 1.
+  TorchGenerator held_gen(3);  // seed + 2
+  const InductionBatch held = make_induction_batch(held_gen, 64);
+  const std::size_t T = held.inputs.shape()[1], L = held.lens[0];
+  std::vector<std::pair<std::size_t, std::size_t>> cells;
+  for (std::size_t t = T + 1 - L; t < T; ++t) {
+    std::size_t seen = 0, j = 0;
+    for (std::size_t k = 0; k < t; ++k)
+      if (held.inputs(0, k) == held.inputs(0, t)) ++seen, j = k;
+    if (seen == 1 && j + 1 < t) cells.emplace_back(t, j + 1);
+  }
+  REQUIRE(cells.size() >= 3);
+  CHECK(induction_cells(held, 0) == cells);
+  for (const char* name : {"attn_weights layer 2 (untrained)", "attn_weights layer 2 (trained)"}) {
+    CAPTURE(name);
+    const report::TensorItem& w = tensor(r, name);
+    CHECK(w.values_detail);
+    CHECK(w.text_head == best_ind);
+    CHECK(w.marked == cells);
+    CHECK(w.marked_what.find("induction cells") != std::string::npos);
+    for (std::size_t k = 0; k < cells.size(); ++k)  // the labels agree: key j + 1 follows letter t's copy
+      CHECK(w.col_labels[cells[k].second - 1] == w.row_labels[cells[k].first]);
+  }
+  // Trained, the induction head puts its largest weight on the marked cell in at least half the marked rows.
+  const report::TensorItem& trained = tensor(r, "attn_weights layer 2 (trained)");
+  std::size_t largest = 0;
+  for (const auto& cell : cells) {
+    const float* row = trained.values.data() + (best_ind * T + cell.first) * T;
+    largest += *std::max_element(row, row + T) == row[cell.second];
+  }
+  CHECK(largest * 2 >= cells.size());
+  // The reproduce block imports docs/learn_heads_torch.py, which the lesson's page carries verbatim.
+  REQUIRE(!r.header.reproduce.empty());
+  CHECK(r.header.reproduce.front().rfind("from learn_heads_torch import *  # docs/learn_heads_torch.py", 0) == 0);
+  const std::string root = std::string(ATTN_TEST_DATA) + "/../..";
+  const std::string script = slurp(root + "/docs/learn_heads_torch.py");
+  CHECK(script.find("def make_batch(") != std::string::npos);
+  CHECK(script.find("class TinyLm(") != std::string::npos);
+  CHECK(script.find("def train(") != std::string::npos);
+  CHECK(slurp(root + "/docs/learn-heads.md").find(script) != std::string::npos);
   // Same seed, same numbers: every tensor of a second run is identical.
   const report::Report again = run_lesson("learn-heads");
   REQUIRE(again.stages().size() == r.stages().size());
