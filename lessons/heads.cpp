@@ -9,6 +9,7 @@
 // Legend: B batch, T tokens, d_in embedding width, d_out = h * d_k, h heads, d_k head width,
 // d_o out_proj's output width (d_out, Raschka's square out_proj; or d_in, back to x's width).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <xtensor/xview.hpp>
@@ -33,6 +34,21 @@ using report::hold;
 
 // The threads the memory table of a run without values assumes for the fast path.
 constexpr std::size_t kFastScratchThreads = 2;
+// Heads "attend differently" when some pair's D(a, b) (head_distance) is at least this: a tenth
+// of the attention goes elsewhere.
+constexpr double kHeadsDiffer = 0.1;
+// The measure is computed when its pairs hold at most this many weights in all.
+constexpr double kHeadDistanceWork = 1e8;
+// A tensor of more than this many values among q_heads, context_vec and output is detail: the
+// default text names it, --full prints it. The default run's (12, 24 and 24 values) are
+// printed; --preset phillips' (144 each) would take 90, 43 and 43 lines.
+constexpr std::size_t kPrintedValues = 128;
+// attn_weights with more (batch, head) blocks than this prints as its heatmaps alone (the default
+// run's 2 x 2 blocks are printed; phillips' 3 x 4 would be 160 lines of e-notation).
+constexpr std::size_t kPrintedBlocks = 4;
+// What the pointer to heads that differ quotes: --preset phillips' largest D(a, b) (its heads
+// 1 and 2), checked against that run by tests/lessons/test_presets.cpp.
+constexpr const char* kPhillipsLargestD = "0.78";
 
 struct Projections {
   Linear W_query, W_key, W_value, out_proj;
@@ -99,6 +115,40 @@ std::string masked_fill_inplace_error(const Shape& a, const Shape& mask, std::si
     return "output with shape " + torch_list(a) + " doesn't match the broadcast shape " + torch_list(out);
   }
   return "";
+}
+
+// D(a, c): how differently heads a and c spread their attention, the total-variation distance
+// between their weights averaged over the query rows: the mean over the B * T rows (b, t) of
+// 0.5 * sum_j |w[b, a, t, j] - w[b, c, t, j]|. 0: the same weights; 1: no key in common.
+double head_distance(const Ten4& w, std::size_t a, std::size_t c) {  // w (B, h, T, S)
+  const std::size_t B = w.shape()[0], T = w.shape()[2], S = w.shape()[3];
+  double sum = 0.0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t) {
+      double row = 0.0;
+      for (std::size_t j = 0; j < S; ++j) row += std::fabs(double(w(b, a, t, j)) - double(w(b, c, t, j)));
+      sum += 0.5 * row;
+    }
+  return B > 0 && T > 0 ? sum / static_cast<double>(B * T) : 0.0;
+}
+
+// The widest spread of the scaled scores within one row over the keys it sees (j <= t when
+// causal), over every batch entry, head and row: softmax gives no seen key more than
+// exp(spread) times another's weight.
+double widest_scaled_spread(const Ten4& scores, std::size_t d_k, bool causal) {  // scores (B, h, T, S)
+  const std::size_t B = scores.shape()[0], h = scores.shape()[1], T = scores.shape()[2], S = scores.shape()[3];
+  double widest = 0.0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t i = 0; i < h; ++i)
+      for (std::size_t t = 0; t < T; ++t) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (std::size_t j = 0; j < S && (!causal || j <= t); ++j) {
+          lo = std::min(lo, double(scores(b, i, t, j)));
+          hi = std::max(hi, double(scores(b, i, t, j)));
+        }
+        if (lo <= hi) widest = std::max(widest, hi - lo);
+      }
+  return widest / std::sqrt(static_cast<double>(d_k));
 }
 
 }  // namespace
@@ -196,6 +246,12 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const double per_scores = 4.0 * B * h * T * T;  // bytes of one (B, h, T, T) float32 tensor
   {
     auto& s = inputs_stage(out, BatchView(true), in, "Inputs: a batch of token embeddings");
+    // The reproduce block above lists x's values when it builds x from a literal: x is a copy.
+    bool x_literal = false;
+    for (const std::string& line : out.header.reproduce) x_literal = x_literal || line.rfind("x = torch.tensor(", 0) == 0;
+    if (x_literal)
+      for (auto& item : s.items)
+        if (auto* t = std::get_if<report::TensorItem>(&item); t && t->name == "x") t->detail = true;
     for (const auto& note : opts.preset_notes) s.note(note);
     if (!values)
       s.note("--shapes-only at this size computes nothing: the stages below list names and shapes only, "
@@ -215,14 +271,15 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                         grouped ? Wq + " = nn.Linear(d_in, d_out); " + Wk + ", " + Wv + " = nn.Linear(d_in, kv_heads * d_k)"
                                 : Wq + ", " + Wk + ", " + Wv + " = nn.Linear(d_in, d_out); " + Wo +
                                       " = nn.Linear(d_out, " + d_o_name + (out_bias ? "" : ", bias=False") + ")");
-    s.show(Wq + ".weight", weight(p.W_query.weight, d_out, d_in));
-    if (has_bias(p.W_query, qkv_bias)) s.show(Wq + ".bias", bias(p.W_query.bias, d_out));
-    s.show(Wk + ".weight", weight(p.W_key.weight, d_kv, d_in));
-    if (has_bias(p.W_key, qkv_bias)) s.show(Wk + ".bias", bias(p.W_key.bias, d_kv));
-    s.show(Wv + ".weight", weight(p.W_value.weight, d_kv, d_in));
-    if (has_bias(p.W_value, qkv_bias)) s.show(Wv + ".bias", bias(p.W_value.bias, d_kv));
-    s.show(Wo + ".weight", weight(p.out_proj.weight, d_o, d_out));
-    if (has_bias(p.out_proj, out_bias)) s.show(Wo + ".bias", bias(p.out_proj.bias, d_o));
+    // Drawn numbers a learner need not read: named on the out: line, printed with --full.
+    s.show(Wq + ".weight", weight(p.W_query.weight, d_out, d_in)).detail();
+    if (has_bias(p.W_query, qkv_bias)) s.show(Wq + ".bias", bias(p.W_query.bias, d_out)).detail();
+    s.show(Wk + ".weight", weight(p.W_key.weight, d_kv, d_in)).detail();
+    if (has_bias(p.W_key, qkv_bias)) s.show(Wk + ".bias", bias(p.W_key.bias, d_kv)).detail();
+    s.show(Wv + ".weight", weight(p.W_value.weight, d_kv, d_in)).detail();
+    if (has_bias(p.W_value, qkv_bias)) s.show(Wv + ".bias", bias(p.W_value.bias, d_kv)).detail();
+    s.show(Wo + ".weight", weight(p.out_proj.weight, d_o, d_out)).detail();
+    if (has_bias(p.out_proj, out_bias)) s.show(Wo + ".bias", bias(p.out_proj.bias, d_o)).detail();
     s.note("Head i (counting from 0) will use rows [i*d_k : (i+1)*d_k] of each (d_out, d_in) weight, "
            "with d_k = " + std::to_string(d_k) + ": the " + std::to_string(h) +
            " heads are already inside one matrix." +
@@ -239,7 +296,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Fused projections", "queries = x @ " + Wq + ".weight^T" +
                                                  (qkv_bias ? " + " + Wq + ".bias" : "") + "  (likewise keys, values)");
     s.in("x", x);
-    s.show("queries", queries, tok).show("keys", keys, tok).show("values", values_, tok);
+    // q_heads (stage 5) prints the same numbers, one block per head.
+    s.show("queries", queries, tok).detail().show("keys", keys, tok).detail().show("values", values_, tok).detail();
   }
 
   const auto q_view = hold(values, {B, T, h, d_k}, [&] { return split_heads(*queries, h); });   // (B, T, d_out) -> (B, T, h, d_k)
@@ -249,10 +307,9 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("Split into heads", grouped ? "queries.view(B, T, h, d_k);  keys, values: .view(B, T, kv_heads, d_k)"
                                                     : "queries.view(B, T, h, d_k)  (likewise keys, values)");
     s.in("queries", queries);
-    s.show("queries.view(B, T, h, d_k)", q_view);
+    s.show("queries.view(B, T, h, d_k)", q_view).detail();
     s.note("Nothing moves in memory: the last axis of " + std::to_string(d_out) + " is read as " +
-           std::to_string(h) + " heads of " + std::to_string(d_k) + ". Each block above is one token, "
-           "each row inside it one head.");
+           std::to_string(h) + " heads of " + std::to_string(d_k) + ".");
   }
 
   const auto q_heads = hold(values, {B, h, T, d_k}, [&] { return swap_token_head_axes(*q_view); });      // (B, T, h, d_k) -> (B, h, T, d_k)
@@ -260,10 +317,13 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   const auto v_kv_heads = hold(values, {B, kv, T, d_k}, [&] { return swap_token_head_axes(*v_view); });  // (B, kv, T, d_k)
   const auto k_heads = hold(values, {B, h, T, d_k}, [&] { return repeat_kv_heads(*k_kv_heads, groups); });  // (B, kv, T, d_k) -> (B, h, T, d_k)
   const auto v_heads = hold(values, {B, h, T, d_k}, [&] { return repeat_kv_heads(*v_kv_heads, groups); });  // (B, h, T, d_k)
+  std::size_t heads_before_tokens = 0;  // the stage of the transpose, for the one that undoes it
   {
     auto& s = out.stage("Heads before tokens", "q_heads = queries.view(B, T, h, d_k).transpose(1, 2)");
+    heads_before_tokens = s.index;
     s.in("queries.view(B, T, h, d_k)", q_view);
     s.show("q_heads", q_heads, tok);
+    if (B * h * T * d_k > kPrintedValues) s.detail();
     s.note("Now each (batch, head) block is a (T, d_k) matrix with one row per token: exactly "
            "the shape single-head attention works on, " + std::to_string(B * h) + " of them side by side.");
   }
@@ -301,7 +361,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
   {
     auto& s = out.stage("Scores for every head", "attn_scores = q_heads @ k_heads.transpose(2, 3)");
     s.in("q_heads", q_heads).in("k_heads", k_heads);
-    s.show("attn_scores", attn_scores, tok, cols);
+    s.show("attn_scores", attn_scores, tok, cols).detail();  // attn_weights below is what the heads do
     s.note("A batched matmul: one (T, d_k) @ (d_k, T) product per batch entry and head, " +
            std::to_string(B * h) + " of them in one call.");
     if (!values) {
@@ -331,7 +391,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     const auto batched = hold(values, {1, 2, 3, 3}, [&] { return matmul_bt(a, a); });  // (1, 2, 3, 4) @ (1, 2, 4, 3) -> (1, 2, 3, 3)
     auto& s = out.stage("Aside: the book's batched matmul",
                         "a @ a.transpose(2, 3)   with a of shape (1, 2, 3, 4)");
-    s.show("a", hold(values, {1, 2, 3, 4}, [&] { return a; })).show("a @ a.transpose(2, 3)", batched);
+    s.show("a", hold(values, {1, 2, 3, 4}, [&] { return a; })).detail();  // the book's literal
+    s.show("a @ a.transpose(2, 3)", batched);
     if (values) {
       Ten4 looped = xt::zeros<float>({std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{3}});  // (1, 2, 3, 3)
       for (std::size_t head = 0; head < 2; ++head) {
@@ -341,8 +402,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
       check_close(s, "equals a[0, 0] @ a[0, 0].T and a[0, 1] @ a[0, 1].T computed one head at a time", *batched,
                   looped);
     }
-    s.note("This is Raschka's example tensor from 3.6.2: one (3, 4) @ (4, 3) product per head, "
-           "run as a single call. The scores above are the same operation on q_heads and k_heads.");
+    s.note("Raschka's example tensor from 3.6.2: the batched matmul of the scores above, one (3, 4) @ (4, 3) "
+           "per head.");
   }
   const bool keep_mask = causal && model.mask == MaskConvention::HideWhereZero;  // the article's mask == 0
   if (keep_mask) {
@@ -392,6 +453,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     s.in("attn_scores", attn_scores);
     s.show("attn_weights", attn_weights, tok, cols);
     s.attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
+    if (B * h > kPrintedBlocks) s.picture_only();  // its heatmaps draw it
     if (values) {
       check_rows_sum_to_one(s, "attn_weights", *attn_weights);
       if (causal && model.fill != -std::numeric_limits<float>::infinity()) {
@@ -401,26 +463,67 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                    "some scaled score is within about 104 of the fill, so exp(fill - max) is not 0 in float32");
       }
     }
-    s.note((causal ? "The same (T, T) mask serves every batch entry and head; "
-                   : "No mask here: every token sees every token, in every batch entry and head; ") +
-           std::string("d_k = ") + std::to_string(d_k) + " is the head width, not d_out.");
+    std::string note = (causal ? "The same (T, T) mask serves every batch entry and head; "
+                               : "No mask here: every token sees every token, in every batch entry and head; ") +
+                       std::string("d_k = ") + std::to_string(d_k) + " is the head width, not d_out.";
+    // How different the heads are, measured on this run's weights (bounded: h^2 / 2 pairs of
+    // (B, T, T) tensors).
+    const double pair_work = 0.5 * h * (h - 1) * double(B) * T * T;
+    if (values && h > 1 && pair_work <= kHeadDistanceWork) {
+      double largest = -1.0, smallest = 2.0;
+      std::size_t la = 0, lc = 1, sa = 0, sc = 1;
+      std::string each;
+      for (std::size_t a = 0; a < h; ++a)
+        for (std::size_t c = a + 1; c < h; ++c) {
+          const double d = head_distance(*attn_weights, a, c);
+          each += std::string(each.empty() ? "" : ", ") + "D(" + std::to_string(a) + ", " + std::to_string(c) +
+                  ") = " + report::fixed(d, 4);
+          if (d > largest) largest = d, la = a, lc = c;
+          if (d < smallest) smallest = d, sa = a, sc = c;
+        }
+      // Every pair for 2 or 3 heads; beyond, the most alike (the question below has the most different).
+      const std::string pairs = h <= 3 ? each
+                                       : "the most alike pair, heads " + std::to_string(sa) + " and " +
+                                             std::to_string(sc) + ", has D = " + report::fixed(smallest, 4) +
+                                             "; the most different, heads " + std::to_string(la) + " and " +
+                                             std::to_string(lc);
+      note += " How different are the heads? D(a, b) = the mean over the " + std::to_string(B * T) +
+              " query rows of 0.5 * sum_j |w_a[j] - w_b[j]| (0: the same weights, 1: no key in common)" +
+              (h == 2 ? std::string(".") : ". Here " + pairs + ".");  // two heads: the question has their D
+      s.note(note);
+      note.clear();
+      const double spread = widest_scaled_spread(*attn_scores, d_k, causal);
+      s.question("do two heads attend differently here, with D(a, b) >= " + report::fixed(kHeadsDiffer, 1) + "?",
+                 "largest D(a, b)", largest, Relation::AtLeast, kHeadsDiffer,
+                 "every row's scaled scores span at most " + report::fixed(spread, 4) + ", so no key gets more than exp(" +
+                     report::fixed(spread, 4) + ") = " + report::fixed(std::exp(spread), 4) +
+                     " times another's weight" + (std::exp(spread) < 2.0 ? ": every head stays near uniform" : "") +
+                     // Where heads do differ, for a run whose heads do not (phillips' own do).
+                     (opts.preset != "phillips" ? ". Heads that differ: attn lesson heads --preset phillips has "
+                                                  "pairs up to D = " + std::string(kPhillipsLargestD)
+                                                : std::string()));
+    }
+    if (!note.empty()) s.note(note);
   }
   {
     auto& s = out.stage("Context per head", "context_heads = attn_weights @ v_heads");
     s.in("attn_weights", attn_weights).in("v_heads", v_heads);
-    s.show("context_heads", context_heads, tok);
+    s.show("context_heads", context_heads, tok).detail();  // context_vec prints the same numbers, heads side by side
   }
   const auto context_tokens = hold(values, {B, T, h, d_k}, [&] { return swap_token_head_axes(*context_heads); });  // (B, h, T, d_k) -> (B, T, h, d_k)
   {
     auto& s = out.stage("Tokens before heads again", "context_heads.transpose(1, 2)");
+    s.fold("transpose like stage " + std::to_string(heads_before_tokens),
+           "transposes like stage " + std::to_string(heads_before_tokens));
     s.in("context_heads", context_heads);
-    s.show("context_heads.transpose(1, 2)", context_tokens);
+    s.show("context_heads.transpose(1, 2)", context_tokens).detail();  // stage 5's transpose, undone
   }
   const auto context = hold(values, {B, T, d_out}, [&] { return merge_heads(*context_tokens); });  // (B, T, h, d_k) -> (B, T, d_out)
   {
     auto& s = out.stage("Merge the heads", "context_vec = context_heads.transpose(1, 2).contiguous().view(B, T, d_out)");
     s.in("context_heads.transpose(1, 2)", context_tokens);
     s.show("context_vec", context, tok);
+    if (B * T * d_out > kPrintedValues) s.detail();  // output, next, is what the module returns
     s.note("Each token's row is its heads' outputs side by side. .contiguous() is needed in "
            "PyTorch because the transpose left the memory in head-major order.");
   }
@@ -458,6 +561,8 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
                                                  (out_bias ? " + " + Wo + ".bias" : ""));
     s.in("context_vec", context);
     s.show("output", output, tok);
+    // The default run's output is the book's context_vecs, printed; a large one (phillips') is detail.
+    if (B * T * d_out > kPrintedValues) s.detail();
     if (h > 1)
       s.note(Wo + " lets the heads' results mix; without it each output column would come from "
              "one head only.");
@@ -485,7 +590,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The same thing, one head at a time",
                         "head_i = attention(x @ " + Wq + ".weight[rows_i]^T, ...);  context = torch.cat(heads, dim=-1)");
     s.in("x", x);
-    s.show("torch.cat(heads, dim=-1)", concat, tok);
+    s.show("torch.cat(heads, dim=-1)", concat, tok).detail();  // context_vec again: the check says so
     if (values) check_close(s, "torch.cat(heads, dim=-1) equals the fused context_vec", *concat, *context);
     s.note("Head i only ever uses rows [i*d_k : (i+1)*d_k] of each weight: the fused version "
            "computes all " + std::to_string(h) + " heads with one matmul instead of " +
@@ -525,12 +630,12 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     auto& s = out.stage("The mistake: reshape without the transpose",
                         "q_wrong = queries.view(B, h, T, d_k)   # no .transpose(1, 2)");
     s.in("queries", queries);
-    s.show("q_wrong", q_wrong);
+    s.show("q_wrong", q_wrong).detail();  // the table shows where its rows come from
     s.table({"head 0, row", "should hold", "holds instead"}, rows);
     if (T > kShownRows)
       s.note("The table shows head 0's first " + std::to_string(kShownRows) + " rows of " + std::to_string(T) +
              "; the others follow the same pattern.");
-    s.show("output_wrong", output_wrong, tok);
+    s.show("output_wrong", output_wrong, tok).detail();  // the question measures how far it is from output
     if (values)
       s.question("does the mistake change the output here?", "max |output_wrong - output|",
                  max_abs_diff(*output_wrong, *output), Relation::AtLeast, rounding_tolerance(*output),

@@ -550,3 +550,64 @@ TEST_CASE("marked cells: drawn with a bracket before their shade, counted in the
   CHECK(contains(render_heatmap(t, {}), "1 of 1 marked cells"));
   CHECK_FALSE(contains(render_heatmap(causal_weights(), {}), "marks"));
 }
+
+TEST_CASE("a batch that repeats one entry is drawn once, and a line says so") {
+  // Raschka's torch.stack((inputs, inputs)): batch entry 1 holds entry 0's values.
+  TensorItem t = weights({1, 2, 4, 4}, words(4));
+  TensorItem twice = t;
+  twice.shape = {2, 2, 4, 4};
+  std::vector<float> values(t.values.begin(), t.values.end());
+  values.insert(values.end(), t.values.begin(), t.values.end());
+  twice.values = values;
+  HeatmapOptions wide;
+  wide.width = 120;
+  const std::string h = render_heatmap(twice, wide);
+  CHECK(contains(h, "heatmaps of attn_weights (2, 2, 4, 4), one per [b, h] (rows attend to columns)\n"
+                    "batch entry 1 repeats entry 0: drawn once\n"));
+  CHECK(contains(h, "[0, 0]"));
+  CHECK(contains(h, "[0, 1]"));
+  CHECK_FALSE(contains(h, "[1, 0]"));
+  CHECK_FALSE(contains(h, "[1, 1]"));
+  // Entry 0's grids are the same lines as those of the one-entry tensor.
+  const std::string one = render_heatmap(t, wide);
+  CHECK(h.substr(h.find("[0, 0]")) == one.substr(one.find("[0, 0]")));
+
+  // Four equal entries, also through the mean of the heads: one line names entries 1-3.
+  TensorItem four = t;
+  four.shape = {4, 2, 4, 4};
+  std::vector<float> v4;
+  for (int b = 0; b < 4; ++b) v4.insert(v4.end(), t.values.begin(), t.values.end());
+  four.values = v4;
+  CHECK(contains(render_heatmap(four, wide), "batch entries 1-3 repeat entry 0: drawn once\n"));
+  HeatmapOptions mean = wide;
+  mean.view.heads = PanelView::Heads::mean;
+  const std::string m = render_heatmap(four, mean);
+  CHECK(contains(m, "batch entries 1-3 repeat entry 0: drawn once\n"));
+  CHECK(contains(m, "attn_weights[0], mean of 2 heads"));
+  CHECK_FALSE(contains(m, "attn_weights[1]"));
+
+  // One value apart (the last bit of one weight): every entry is drawn, and no line claims a repeat.
+  TensorItem apart = twice;
+  apart.values[apart.values.size() - 1] = std::nextafter(apart.values[apart.values.size() - 1], 1.0f);
+  const std::string d = render_heatmap(apart, wide);
+  CHECK(contains(d, "[1, 1]"));
+  CHECK_FALSE(contains(d, "repeat"));
+
+  // Pictures (--svg) keep every entry unless asked: panels_of's default view draws them all.
+  CHECK(panels_of(twice).panels.size() == 4);
+  CHECK(panels_of(twice).batch_drawn_once == 0);
+  PanelView once;
+  once.repeated_batch_once = true;
+  CHECK(panels_of(twice, once).panels.size() == 2);
+  CHECK(panels_of(twice, once).batch_drawn_once == 2);
+  CHECK(batch_repeats_one_entry(twice));
+  CHECK_FALSE(batch_repeats_one_entry(apart));
+  CHECK_FALSE(batch_repeats_one_entry(t));  // one entry: nothing repeats
+}
+
+TEST_CASE("a long batch of different entries draws the first 64 grids and counts the rest") {
+  const TensorItem t = weights({70, 2, 2}, {"a", "b"});  // entries differ (not all equal)
+  const std::string h = render_heatmap(t, {});
+  CHECK(contains(h, "... and 6 more grids like these, left out (the first 64 of 70 are drawn;"));
+  CHECK_FALSE(contains(h, "repeat"));
+}

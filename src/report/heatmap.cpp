@@ -295,7 +295,9 @@ std::string marks_legend(const TensorItem& t, const PanelSet& set, std::size_t d
 }  // namespace
 
 std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
-  const PanelSet set = panels_of(t, opts.view);
+  PanelView view = opts.view;
+  view.repeated_batch_once = true;  // one grid per head, not B copies of it
+  const PanelSet set = panels_of(t, view);
   if (set.panels.empty() || set.rows == 0 || set.cols == 0) return "";
   const std::size_t width = std::max(opts.width, kMinHeatmapWidth);
   const std::size_t leading = t.shape.size() >= 2 ? t.shape.size() - 2 : 0;
@@ -311,6 +313,7 @@ std::string render_heatmap(const TensorItem& t, const HeatmapOptions& opts) {
                                     index_names(leading - (mean ? 1 : 0)) + axes,
                                 width, "", "  ")
                          : wrap("heatmap of " + t.name + axes, width, "", "  ");
+  if (set.batch_drawn_once) out += wrap(batch_drawn_once_line(set.batch_drawn_once), width, "", "  ");
   // The marked cells, as a flag per (row, column) of a panel.
   std::vector<char> marks;
   if (!t.marked.empty()) {

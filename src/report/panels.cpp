@@ -1,6 +1,7 @@
 #include "report/panels.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "report/text_width.hpp"
@@ -45,6 +46,21 @@ bool near_uniform(const PanelSet& set, std::size_t per_panel) {
 
 }  // namespace
 
+bool batch_repeats_one_entry(const TensorItem& t) {
+  if (t.shape.size() < 3 || t.shape[0] < 2 || t.values.empty()) return false;
+  const std::size_t per_entry = t.values.size() / t.shape[0];
+  if (per_entry == 0 || per_entry * t.shape[0] != t.values.size()) return false;
+  const float* first = t.values.data();
+  for (std::size_t b = 1; b < t.shape[0]; ++b)
+    if (std::memcmp(first, first + b * per_entry, per_entry * sizeof(float)) != 0) return false;
+  return true;
+}
+
+std::string batch_drawn_once_line(std::size_t batch) {
+  if (batch <= 2) return "batch entry 1 repeats entry 0: drawn once";
+  return "batch entries 1-" + std::to_string(batch - 1) + " repeat entry 0: drawn once";
+}
+
 PanelSet panels_of(const TensorItem& t, const PanelView& view) {
   PanelSet set;
   const std::size_t rank = t.shape.size();
@@ -88,6 +104,14 @@ PanelSet panels_of(const TensorItem& t, const PanelView& view) {
     }
     if (view.heads == PanelView::Heads::one && heads > 0)
       set.note = "head " + std::to_string(view.head) + " of " + std::to_string(heads);
+  }
+  // Equal batch entries: entry 0's panels stand for them all (the scale is the same either way).
+  if (view.repeated_batch_once && batch_repeats_one_entry(t)) {
+    std::vector<Panel> kept;
+    for (Panel& panel : set.panels)
+      if (!panel.index.empty() && panel.index[0] == 0) kept.push_back(std::move(panel));
+    set.panels = std::move(kept);
+    set.batch_drawn_once = t.shape[0];
   }
   // A vector's labels name its entries: they belong to the columns.
   set.row_labels = labels_or_indices(rank >= 2 ? t.row_labels : Labels{}, set.rows);

@@ -31,6 +31,11 @@ struct PanelView {
   HeatmapScale scale = HeatmapScale::automatic;
   enum class Heads { all, mean, one } heads = Heads::all;
   std::size_t head = 0;  // with Heads::one
+  // A tensor of rank 3 or more whose batch entries (axis 0) all hold the same values, bit for
+  // bit (Raschka's torch.stack((inputs, inputs))), gives the panels of entry 0 alone, and
+  // PanelSet::batch_drawn_once says so. The text heatmap asks for it; --svg does not, so that
+  // every [b, h] file --svg-panels can pick is still written.
+  bool repeated_batch_once = false;
 };
 
 // The head axis: a tensor of rank 4 is (B, h, T, S), as index_names() calls its leading axes.
@@ -57,6 +62,8 @@ struct PanelSet {
   bool has_flat_row = false;      // per_row, and some row has one value throughout (drawn mid-scale)
   bool head_mean = false;         // the panels are {b}: each batch entry's heads averaged
   std::string note;               // what the view did to the tensor: "mean of 4 heads", "head 2 of 4", ""
+  std::size_t batch_drawn_once = 0;  // with PanelView::repeated_batch_once: B when the B > 1 batch
+                                     // entries were equal and only entry 0's panels are kept, else 0
   // The panels' values when the view computed them (the mean), shared so that a copy of the set
   // still points at live values.
   std::shared_ptr<const std::vector<float>> owned;
@@ -67,6 +74,14 @@ struct PanelSet {
 // Heads::mean gives one panel {b} per batch entry, the average over the heads; Heads::one keeps
 // the panels [b, head] (a head past the last gives no panel).
 PanelSet panels_of(const TensorItem& t, const PanelView& view = {});
+
+// Whether a tensor of rank 3 or more has B > 1 entries along axis 0 that all hold entry 0's
+// values, bit for bit.
+bool batch_repeats_one_entry(const TensorItem& t);
+
+// "batch entry 1 repeats entry 0: drawn once" (B = 2), "batch entries 1-3 repeat entry 0: drawn
+// once" (B = 4): the line a picture of such a tensor adds.
+std::string batch_drawn_once_line(std::size_t batch);
 
 // Where `v` sits on the shared scale, in [0, 1]; +inf is 1, -inf is 0, NaN stays NaN.
 double scale_position(double v, const PanelSet& set);

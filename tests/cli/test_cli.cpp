@@ -1159,8 +1159,9 @@ TEST_CASE("text output along the batch axis is bounded: grids, tables and lists 
   const auto causal = attn_run({"lesson", "causal", "--batch", "65536", "--seq-len", "2", "--color", "never"});
   CHECK(causal.status == 0);
   CHECK(causal.out.size() < 100000);
-  CHECK(causal.out.find("... and 65472 more grids like these, left out (the first 64 of 65536 are drawn;") !=
-        std::string::npos);
+  // Its 65536 sequences are one sentence repeated: one grid, and a line says so (test_heatmap
+  // checks the first 64 grids of a batch whose entries differ).
+  CHECK(causal.out.find("batch entries 1-65535 repeat entry 0: drawn once\n") != std::string::npos);
   const auto padding = attn_run({"lesson", "padding", "--batch", "65536", "--seq-len", "1", "--color", "never"});
   CHECK(padding.status == 0);
   CHECK(padding.out.size() < 100000);
@@ -1214,4 +1215,36 @@ TEST_CASE("an attn copied out of its build tree refuses the exercise commands, n
   CHECK(attn::testing::run({(prefix / "bin" / "attn").string(), "exercises"}, 20).status == 0);
   fs::remove_all(prefix);
   fs::remove_all(clone);
+}
+
+TEST_CASE("attn lesson heads fits one sitting: at most 300 lines and 100 columns, each preset too") {
+  // Issue 23: what is cut is one option away (--full), which prints more.
+  const std::vector<std::vector<std::string>> runs = {
+      {"lesson", "heads"},
+      {"lesson", "heads", "--preset", "phillips"},
+      {"lesson", "heads", "--preset", "rakesh"},
+      {"lesson", "heads", "--preset", "llama"}};
+  for (const auto& args : runs) {
+    const std::string command = args.size() > 2 ? args[3] : std::string("default");
+    CAPTURE(command);
+    const auto r = attn_run(args);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(count_lines(r.out) <= 300);
+    std::istringstream in(r.out);
+    std::size_t widest = 0;
+    for (std::string line; std::getline(in, line);) widest = std::max(widest, line.size());
+    CHECK(widest <= 100);  // bytes: an upper bound on columns
+    std::vector<std::string> full = args;
+    full.push_back("--full");
+    const auto f = attn_run(full);
+    CHECK(f.status == 0);
+    CHECK(count_lines(f.out) >= count_lines(r.out));
+  }
+  // The default run draws the repeated batch once and says so; --full prints the weights.
+  const auto r = attn_run({"lesson", "heads"});
+  CHECK(r.out.find("batch entry 1 repeats entry 0: drawn once\n") != std::string::npos);
+  CHECK(r.out.find("[1, 0]") == std::string::npos);
+  CHECK(r.out.find("W_query.weight (2, 3)\ntensor(") == std::string::npos);
+  CHECK(attn_run({"lesson", "heads", "--full"}).out.find("W_query.weight (2, 3)\ntensor(") != std::string::npos);
 }

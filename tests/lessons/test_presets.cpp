@@ -180,3 +180,56 @@ TEST_CASE("the default follows: line stays without a preset, and for raschka") {
   CHECK(run_preset("raschka", "causal").header.follows == "Raschka, Build a Large Language Model (From Scratch), 3.5");
   CHECK(article_model("").mask == MaskConvention::HideWhereOne);
 }
+
+namespace {
+
+// D(a, c) as docs/heads.md defines it, written again here: the mean over the B * T query rows of
+// 0.5 * sum_j |w[b, a, t, j] - w[b, c, t, j]|, from the values a run reports for attn_weights.
+double tv_between_heads(const report::TensorItem& w, std::size_t a, std::size_t c) {
+  const std::size_t B = w.shape[0], h = w.shape[1], T = w.shape[2], S = w.shape[3];
+  double total = 0.0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t j = 0; j < S; ++j) {
+        const double wa = w.values[((b * h + a) * T + t) * S + j], wc = w.values[((b * h + c) * T + t) * S + j];
+        total += 0.5 * std::fabs(wa - wc);
+      }
+  return total / static_cast<double>(B * T);
+}
+
+double largest_tv(const report::TensorItem& w) {
+  double largest = 0.0;
+  for (std::size_t a = 0; a < w.shape[1]; ++a)
+    for (std::size_t c = a + 1; c < w.shape[1]; ++c) largest = std::max(largest, tv_between_heads(w, a, c));
+  return largest;
+}
+
+}  // namespace
+
+TEST_CASE("heads: how different the heads are, and the preset the default run points to") {
+  // The default run: Raschka's 2 heads of d_k = 1 spread their weight almost alike.
+  const report::Report r = run_lesson("heads");
+  const report::TensorItem& w = tensor(r, "attn_weights");
+  REQUIRE(w.shape == Shape{2, 2, 6, 6});
+  const double d = tv_between_heads(w, 0, 1);
+  // Two rows by hand from the printed weights: "journey" gives 0.5 * (0.0212 + 0.0212) = 0.0212,
+  // "step" 0.5 * (0.0024 + 0.0059 + 0.0058 + 0.0066 + 0.0026 + 0.0049) = 0.0141; "Your" is 0 (both
+  // 1.0). The mean of all 12 rows (both batch entries) is 0.0139.
+  CHECK(std::fabs(d - 0.0139) <= 5e-5);
+  const report::CheckItem q = check_with(r, "do two heads attend differently here");
+  CHECK(q.question);
+  CHECK(std::fabs(q.value - d) <= 1e-9);
+  CHECK_FALSE(q.passed);
+  // The sentence that points elsewhere names the command and the number tested below.
+  CHECK(q.because.find("attn lesson heads --preset phillips has pairs up to D = 0.78") != std::string::npos);
+
+  // That command: its heads differ, by the number the pointer quotes, far more than the default's.
+  const report::Report p = run_preset("phillips", "heads");
+  const double largest = largest_tv(tensor(p, "attn_weights"));
+  CHECK(std::fabs(largest - 0.78) <= 0.005);  // printed to 2 decimals
+  CHECK(largest > 10 * d);
+  const report::CheckItem pq = check_with(p, "do two heads attend differently here");
+  CHECK(pq.passed);
+  CHECK(std::fabs(pq.value - largest) <= 1e-9);
+  CHECK(pq.because.find("--preset phillips") == std::string::npos);  // no pointer to itself
+}
