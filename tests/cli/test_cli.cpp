@@ -219,14 +219,20 @@ TEST_CASE("every lesson page has a Try this section of 3 to 5 commands, and each
       for (std::string word; words >> word;) argv.push_back(word);
       argv[0] = kAttn;
 #ifdef ATTN_SANITIZED
+      // Under the sanitizers (47 s for all 46 commands) the first command of each page runs; the
+      // Release suite runs them all (docs/testing.md, "CI time").
       const int limit = 60;
+      const bool runs = commands == 0;
 #else
       const int limit = 10;  // a try-this is quick; the whole test takes a few seconds
+      const bool runs = true;
 #endif
-      const auto r = run(argv, limit);
-      CHECK(r.status == 0);
-      CHECK(r.err.empty());
-      CHECK(!r.out.empty());
+      if (runs) {
+        const auto r = run(argv, limit);
+        CHECK(r.status == 0);
+        CHECK(r.err.empty());
+        CHECK(!r.out.empty());
+      }
       ++commands;
     }
     CHECK(!in_block);  // every block closed
@@ -397,16 +403,16 @@ TEST_CASE("every lesson runs with its defaults, shows numbered stages, and every
     CHECK(r.out.find("reproduce in PyTorch") != std::string::npos);
     CHECK(r.out.find("check passed: ") != std::string::npos);
     CHECK(r.out.find("check FAILED") == std::string::npos);
-    // The training lessons fit one sitting and the page: what they leave out is one option away
-    // (--full), and the screen says so.
-    if (name == "learn-heads" || name == "align") {
-      std::size_t lines = 0, widest = 0;
-      std::istringstream in(r.out);
-      for (std::string line; std::getline(in, line);) ++lines, widest = std::max(widest, line.size());
-      CHECK(lines <= 400);
-      CHECK(widest <= 100);
-      CHECK(r.out.find("--full prints") != std::string::npos);
-    }
+    // Every lesson fits one sitting and the page (issue 23; docs/testing.md, "One sitting"): at
+    // most 300 lines, the two training lessons 400, and 100 columns on a pipe. What a long lesson
+    // leaves out is one option away (--full), and the screen says so.
+    const bool training = name == "learn-heads" || name == "align";
+    std::size_t lines = 0, widest = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) ++lines, widest = std::max(widest, line.size());
+    CHECK(lines <= (training ? 400u : 300u));
+    CHECK(widest <= 100);  // bytes: an upper bound on columns
+    if (training) CHECK(r.out.find("--full prints") != std::string::npos);
   }
 }
 
