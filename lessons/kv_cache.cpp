@@ -491,6 +491,6 @@ ATTN_REGISTER_LESSON({670, "kv-cache", "The KV cache: decoding one token at a ti
                        {"--prompt-len", OptionType::Integer, 0, 65535, 0,
                         "Tokens prefilled in one causal pass before decoding the rest one at a time"},
                        {"--rope-theta", OptionType::Real, 0, 1e9, 0,
-                        "RoPE base for q and k (Llama 3: 500000), at least 2; 0 applies no RoPE, as the gqa fixture"}}});
+                        "RoPE base for q and k (Llama 3: 500000), at least 2; 0 applies no RoPE, as in lesson gqa"}}});
 
 }  // namespace attn

@@ -654,7 +654,7 @@ void lesson_padding(const LessonOptions& opts, report::Report& out) {
     s.note(std::string(p.from_tokens ? "The encoder's own layer: the padded sentences attend to themselves (xs, "
                                        "the same tensor as k and v above). "
                                      : "Now a batch attends to itself (xs, drawn after v), as an encoder layer does. ") +
-           "When the mask hides padded queries as well as padded keys (mask = pad_q | pad_k, as the fixture does), "
+           "When the mask hides padded queries as well as padded keys (mask = pad_q | pad_k), "
            "a padded query has no key it may see: " +
            (full.empty() ? std::string("here no query is padding, so no row is fully masked.")
                          : std::to_string(full.size()) + " rows of self_mask are all 1, (sequence, row) = " +
