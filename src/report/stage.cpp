@@ -11,26 +11,30 @@
 
 namespace attn::report {
 
-Stage& Stage::attention_weights(Training training, std::string rows, std::string cols, std::string value) {
+namespace {
+
+// The tensor shown last, which the marking calls below describe; `what` names the call.
+TensorItem& last_tensor(std::vector<Item>& items, const char* what) {
   for (auto it = items.rbegin(); it != items.rend(); ++it)
-    if (auto* t = std::get_if<TensorItem>(&*it)) {
-      t->attention = true;
-      t->training = training;
-      t->row_axis = std::move(rows);
-      t->col_axis = std::move(cols);
-      t->value_name = std::move(value);
-      return *this;
-    }
-  throw std::logic_error("attention_weights(): the stage shows no tensor yet");
+    if (auto* t = std::get_if<TensorItem>(&*it)) return *t;
+  throw std::logic_error(std::string(what) + ": the stage shows no tensor yet");
+}
+
+}  // namespace
+
+Stage& Stage::attention_weights(Training training, std::string rows, std::string cols, std::string value) {
+  TensorItem& t = last_tensor(items, "attention_weights()");
+  t.attention = true;
+  t.training = training;
+  t.row_axis = std::move(rows);
+  t.col_axis = std::move(cols);
+  t.value_name = std::move(value);
+  return *this;
 }
 
 Stage& Stage::nan_from_masked_rows() {
-  for (auto it = items.rbegin(); it != items.rend(); ++it)
-    if (auto* t = std::get_if<TensorItem>(&*it)) {
-      t->nan_cause = kMaskedRowNan;
-      return *this;
-    }
-  throw std::logic_error("nan_from_masked_rows(): the stage shows no tensor yet");
+  last_tensor(items, "nan_from_masked_rows()").nan_cause = kMaskedRowNan;
+  return *this;
 }
 
 Stage& Stage::layer_head_map(std::string name, const Mat& map, Labels layers, std::string value, Training training) {
@@ -62,25 +66,10 @@ Stage& Stage::show_copy(std::string name, Shape shape, const float* data, Labels
   return *this;
 }
 
-// Notes, tables and checks quote the learner's words (--tokens, --src): control characters and
-// broken UTF-8 in them become '?', as in the heatmap and SVG labels, so no escape sequence
-// reaches the terminal.
 Stage& Stage::detail() {
-  for (auto it = items.rbegin(); it != items.rend(); ++it)
-    if (auto* t = std::get_if<TensorItem>(&*it)) {
-      t->detail = true;
-      return *this;
-    }
-  throw std::logic_error("detail(): the stage shows no tensor yet");
+  last_tensor(items, "detail()").detail = true;
+  return *this;
 }
-
-namespace {
-TensorItem& last_tensor(std::vector<Item>& items, const char* what) {
-  for (auto it = items.rbegin(); it != items.rend(); ++it)
-    if (auto* t = std::get_if<TensorItem>(&*it)) return *t;
-  throw std::logic_error(std::string(what) + ": the stage shows no tensor yet");
-}
-}  // namespace
 
 Stage& Stage::picture_only() {
   last_tensor(items, "picture_only()").values_detail = true;
@@ -105,6 +94,9 @@ Stage& Stage::fold(std::string one, std::string many) {
   return *this;
 }
 
+// Notes, tables and checks quote the learner's words (--tokens, --src): control characters and
+// broken UTF-8 in them become '?', as in the heatmap and SVG labels, so no escape sequence
+// reaches the terminal.
 Stage& Stage::note(std::string text) {
   items.emplace_back(NoteItem{clean_label(text)});
   return *this;
