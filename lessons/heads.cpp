@@ -249,9 +249,7 @@ void lesson_heads(const LessonOptions& opts, report::Report& out) {
     // The reproduce block above lists x's values when it builds x from a literal: x is a copy.
     bool x_literal = false;
     for (const std::string& line : out.header.reproduce) x_literal = x_literal || line.rfind("x = torch.tensor(", 0) == 0;
-    if (x_literal)
-      for (auto& item : s.items)
-        if (auto* t = std::get_if<report::TensorItem>(&item); t && t->name == "x") t->detail = true;
+    if (x_literal) s.detail("x");
     for (const auto& note : opts.preset_notes) s.note(note);
     if (!values)
       s.note("--shapes-only at this size computes nothing: the stages below list names and shapes only, "

@@ -421,11 +421,10 @@ void lesson_kv_cache(const LessonOptions& opts, report::Report& out) {
     s.show("q", st.q_heads, one(t));
     if (first) s.detail();
     s.show("k", st.k_new, one(t)).detail().show("v", st.v_new, one(t)).detail();
-    s.show("cache_k", cache.keys(), upto(t + 1)).show("cache_v", cache.values(), upto(t + 1));
-    if (first) {
-      s.detail();
-      std::get<report::TensorItem>(s.items[s.items.size() - 2]).detail = true;
-    }
+    s.show("cache_k", cache.keys(), upto(t + 1));
+    if (first) s.detail();
+    s.show("cache_v", cache.values(), upto(t + 1));
+    if (first) s.detail();
     s.show("attn_weights", st.attn.attn_weights, one(t), upto(t + 1))
         .attention_weights(report::Training::drawn_unless(!opts.weights.empty()));
     const bool all_ones =

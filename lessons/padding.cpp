@@ -614,10 +614,7 @@ void lesson_padding(const LessonOptions& opts, report::Report& out) {
       const double gap = closest_fill_gap(*scores, *mask, kD2lFill);
       const double diff = max_abs_diff(*weights_d2l, *weights_inf);
       // The same numbers as stage 4's, bit for bit: the default text does not print them twice.
-      if (diff == 0.0) {
-        for (auto& item : s.items)
-          if (auto* t = std::get_if<report::TensorItem>(&item)) t->detail = true;
-      }
+      if (diff == 0.0) s.detail("attn_weights_d2l").detail("context_d2l");
       s.question("does fill -1e6 give exactly the same attn_weights as -inf here?", "max |diff|", diff,
                  Relation::AtMost, 0.0, fill_gap_reason(gap));
       s.note(std::isinf(gap)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,16 @@ TEST_CASE("a detail tensor is named on one line and printed only with --full") {
   TextOptions shapes;
   shapes.shapes_only = true;  // nothing is printed, so nothing is said to be left out
   CHECK_FALSE(contains(text_of(r, shapes), "--full prints"));
+}
+
+TEST_CASE("detail by name marks a tensor shown earlier, and names one the stage does not show as an error") {
+  Report r;
+  Mat w = {{0.25f, 0.5f}, {0.75f, 1.0f}};
+  auto& s = r.stage("Copies").show("x", w).show("y", w);
+  s.detail("x");
+  const std::string text = text_of(r, TextOptions{});
+  CHECK(contains(text, "(x: --full prints it)\n\ny (2, 2)\ntensor("));
+  CHECK_THROWS_AS(s.detail("z"), std::logic_error);
 }
 
 TEST_CASE("detail on attention weights leaves out the picture too, and one line names every cut") {

@@ -71,6 +71,15 @@ Stage& Stage::detail() {
   return *this;
 }
 
+Stage& Stage::detail(const std::string& name) {
+  for (auto& item : items)
+    if (auto* t = std::get_if<TensorItem>(&item); t && t->name == name) {
+      t->detail = true;
+      return *this;
+    }
+  throw std::logic_error("detail(" + name + "): the stage shows no such tensor");
+}
+
 Stage& Stage::picture_only() {
   last_tensor(items, "picture_only()").values_detail = true;
   return *this;

@@ -276,6 +276,9 @@ struct Stage {
   }
   // Marks the tensor shown last as detail (TensorItem::detail): printed with --full.
   Stage& detail();
+  // The same for the tensor named `name` shown earlier in this stage (the stage a lesson helper
+  // made, or a decision its numbers make only after they are shown).
+  Stage& detail(const std::string& name);
   // The tensor shown last (attention weights) is drawn as a heatmap alone by the default text;
   // --full prints its values too (TensorItem::values_detail).
   Stage& picture_only();

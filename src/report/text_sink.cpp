@@ -64,26 +64,22 @@ std::string render_table(const TableItem& whole, std::size_t width) {
   };
   measure(table.header);
   for (const auto& row : table.rows) measure(row);
+  // The printed width of the columns `cols` at column widths `w`.
+  auto part_width = [](const std::vector<std::size_t>& cols, const std::vector<std::size_t>& w) {
+    std::size_t total = 2;
+    for (std::size_t k = 0; k < cols.size(); ++k) total += (k ? 2 : 0) + w[cols[k]];
+    return total;
+  };
   // The columns of each part: all of them when they fit, else the first (the row's label) and as
   // many of the next as fit beside it, at least one.
   std::vector<std::vector<std::size_t>> parts;
   for (std::size_t c = 1; c < widths.size(); ++c) {
-    const std::size_t used = parts.empty() ? 0 : [&] {
-      std::size_t w = 2;
-      for (std::size_t k : parts.back()) w += (k ? 2 : 0) + widths[k];
-      return w;
-    }();
-    if (parts.empty() || used + 2 + widths[c] > width) parts.push_back({0});
+    if (parts.empty() || part_width(parts.back(), widths) + 2 + widths[c] > width) parts.push_back({0});
     parts.back().push_back(c);
   }
   if (parts.empty()) parts.push_back({0});
   // A part still too wide (a column of sentences): its widest column of words wraps, as often as
   // it takes, down to 16 columns.
-  auto part_width = [&](const std::vector<std::size_t>& cols, const std::vector<std::size_t>& w) {
-    std::size_t total = 2;
-    for (std::size_t k = 0; k < cols.size(); ++k) total += (k ? 2 : 0) + w[cols[k]];
-    return total;
-  };
   auto line = [&](const std::vector<std::string>& row, const std::vector<std::size_t>& cols,
                   const std::vector<std::size_t>& w) {
     // Each cell as its lines: one, or a wrapped column's several.
