@@ -2,7 +2,7 @@
 // softmax, the causal mask, head splitting, the matrix products, the statistics the lessons
 // print as evidence and the word embeddings. The fixtures cover "same numbers as PyTorch";
 // these cover the edges the fixtures never reach (huge logits, fully masked rows, shape errors)
-// and the xtensor traps listed in DESIGN.md.
+// and the xtensor traps listed in docs/architecture.md.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -70,7 +70,7 @@ TEST_CASE("softmax rows sum to 1") {
 }
 
 TEST_CASE("softmax of a 3-D tensor works row by row") {
-  // Regression for DESIGN.md trap 1 (a lazy reduction broadcast the wrong way): every row of a
+  // Regression for trap 1 (docs/architecture.md) (a lazy reduction broadcast the wrong way): every row of a
   // rank-3 input must equal the softmax of that row alone.
   Ten3 x = {{{1.0f, 2.0f, 3.0f}, {0.5f, -1.0f, 2.0f}}, {{-3.0f, 0.0f, 3.0f}, {10.0f, 10.0f, 9.0f}}};
   const Ten3 y = attn::softmax_rows(x);
@@ -182,7 +182,7 @@ TEST_CASE("matmul and matmul_bt on 2-D matrices") {
 }
 
 TEST_CASE("batched matmul multiplies matching matrices, not NumPy dot") {
-  // DESIGN.md trap 3: xt::linalg::dot on (2,3,4)-like inputs gives a rank-4 result. Each batch
+  // Trap 3 (docs/architecture.md): xt::linalg::dot on (2,3,4)-like inputs gives a rank-4 result. Each batch
   // here has its own matrices, so mixing batches would show in the numbers as well.
   const Ten3 a = {{{1, 0}, {0, 1}, {1, 1}}, {{2, 0}, {0, 3}, {1, -1}}};  // (2, 3, 2)
   const Ten3 b = {{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}};                  // (2, 2, 2)

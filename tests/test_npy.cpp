@@ -2,7 +2,7 @@
 // writes files NumPy must open, so: what we write is byte for byte what NumPy writes, what
 // NumPy writes (float64, Fortran order, 1-D, 0-d, version 2.0) loads with the right values in
 // the right places, and every broken file is refused with NpyError naming the problem, never
-// loaded as garbage or answered with bad_alloc (DESIGN.md trap 7).
+// loaded as garbage or answered with bad_alloc (docs/architecture.md, trap 7).
 //
 // tests/data/npy/ was written by NumPy 1.24 (/usr/bin/python3), see tests/data/README.md.
 #include <doctest/doctest.h>

@@ -188,12 +188,6 @@ bool Recipe::uses_seed() const {
   return false;
 }
 
-std::optional<std::uint64_t> Recipe::first_seed() const {
-  for (const auto& s : steps_)
-    if (const auto* seed = std::get_if<Seed>(&s)) return seed->seed;
-  return std::nullopt;
-}
-
 std::vector<std::string> with_imports(std::vector<std::string> lines) {
   // A word is used when it starts a line or follows a character that cannot be part of a name.
   auto uses = [&](const std::string& prefix) {

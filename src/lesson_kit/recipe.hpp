@@ -22,7 +22,6 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -117,8 +116,6 @@ class Recipe {
   // or a Linear whose weight is not replaced by a Load): only then does the seed produce printed
   // numbers.
   bool uses_seed() const;
-  // The seed of the first Seed step, if any.
-  std::optional<std::uint64_t> first_seed() const;
 
   // The PyTorch lines, starting with the imports they need.
   std::vector<std::string> lines() const;

@@ -2,8 +2,8 @@
 // count, one line, "<core> <threads>". The golden outputs are re-run under another kernel in
 // .ci/run; tests/cli checks with this program that OpenBLAS really honours the
 // OPENBLAS_CORETYPE and OPENBLAS_NUM_THREADS that .ci/run sets, so that the second run cannot
-// quietly become the first one again. No header: <cblas.h> clashes with xtensor-blas (DESIGN.md,
-// trap 8), and these two functions are all this program needs.
+// quietly become the first one again. No header: <cblas.h> clashes with xtensor-blas
+// (docs/architecture.md, trap 8), and these two functions are all this program needs.
 #include <cstdio>
 
 extern "C" {

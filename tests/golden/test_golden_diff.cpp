@@ -1,6 +1,6 @@
 // The golden comparator itself (golden_compare.hpp): it must fail on every difference a golden
 // test exists to catch, and pass on the last-digit noise that OpenBLAS kernels and thread counts
-// produce (DESIGN.md trap 11). The "noise" examples are the ones seen in the issue:
+// produce (docs/architecture.md, trap 11). The "noise" examples are the ones seen in the issue:
 // bahdanau's |sum - 1| = 1.49e-08 under one kernel and 2.98e-08 under another.
 #include <doctest/doctest.h>
 

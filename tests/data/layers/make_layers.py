@@ -90,7 +90,7 @@ def ops():
         save(f"ops__llama3_inv_freq_{d}", llama3_inv_freq(d, 500000.0, 32.0, 1.0, 4.0, 8192))
 
 
-# ---- the checkpoints: a small safetensors reader (DESIGN.md, "Real models")
+# ---- the checkpoints: a small safetensors reader (docs/architecture.md, "Real-model layers")
 
 if __name__ == "__main__":
     ops()
