@@ -120,14 +120,14 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
   if (into.empty()) throw UsageError(flag + " holds none of the expected files", flag + " " + dir, listed, "none");
 }
 
-void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
+void refuse_unused_weights(const LessonEntry& lesson, const std::string& dir) {
   const std::vector<std::string> mine = weight_file_names(lesson);
   std::map<std::string, std::vector<std::string>> takers;  // file name -> the lessons that take it
   for (const auto& l : lessons()) {
-    if (!(l.options & kWeights) || l.name == lesson) continue;
+    if (!(l.options & kWeights) || &l == &lesson) continue;
     // Only lessons reading the same kind of directory: bahdanau's W_a.npy beside luong's W_g.npy
     // is nobody's mistake, but a bias beside W_query.npy looks like it is used.
-    const std::vector<std::string> theirs = weight_file_names(l.name);
+    const std::vector<std::string> theirs = weight_file_names(l);
     bool overlap = false;
     for (const auto& name : theirs)
       for (const auto& m : mine) overlap = overlap || m == name;
@@ -148,7 +148,7 @@ void refuse_unused_weights(const std::string& lesson, const std::string& dir) {
     std::string by;  // "heads", "heads and gqa", "a, b and c"
     for (std::size_t i = 0; i < names.size(); ++i)
       by += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-    throw UsageError(lesson + " does not use " + name + ".npy" + (bias ? " (it has no biases)" : "") +
+    throw UsageError(std::string(lesson.name) + " does not use " + name + ".npy" + (bias ? " (it has no biases)" : "") +
                          "; the " + by + " lesson" + (names.size() > 1 ? "s take" : " takes") + " it",
                      "--weights " + dir, listed, file.string());
   }
@@ -169,6 +169,26 @@ std::vector<std::string> nonfinite_notes(const LessonOptions& opts) {
   for (const auto& [name, t] : opts.weights) add(t);
   for (const auto& [name, t] : opts.states) add(t);
   return notes;
+}
+
+OptionFiles option_files(const LessonEntry& lesson) {
+  OptionFiles files;
+  files.input = [&lesson](const std::string& path, bool allow_nonfinite, LessonOptions& o) {
+    const auto limits = [&](const Shape& shape, const std::string& source, bool complete) {
+      check_declared_input(lesson, o, shape, source, complete);
+    };
+    o.input = load_input(path, allow_nonfinite, limits);
+  };
+  files.weights = [&lesson](const std::string& dir, bool allow_nonfinite, LessonOptions& o) {
+    o.weights_dir = dir;
+    load_npy_dir("--weights", dir, weight_file_names(lesson), o.weights, allow_nonfinite, o.shapes_only);
+    refuse_unused_weights(lesson, dir);
+  };
+  files.states = [&lesson](const std::string& dir, bool allow_nonfinite, LessonOptions& o) {
+    o.states_dir = dir;
+    load_npy_dir("--states", dir, state_file_names(lesson), o.states, allow_nonfinite, o.shapes_only);
+  };
+  return files;
 }
 
 }  // namespace attn::cli

@@ -14,6 +14,7 @@
 
 #include "lesson_kit/options.hpp"
 #include "lesson_kit/registry.hpp"
+#include "lesson_kit/shared_options.hpp"
 
 namespace attn::cli {
 
@@ -39,7 +40,11 @@ void load_npy_dir(const std::string& flag, const std::string& dir, const std::ve
 
 // --weights DIR for `lesson`: refuses a file another lesson takes and this one would ignore
 // (W_query_bias.npy given to causal: "biases are taken by the heads lesson").
-void refuse_unused_weights(const std::string& lesson, const std::string& dir);
+void refuse_unused_weights(const LessonEntry& lesson, const std::string& dir);
+
+// The readers of --input, --weights and --states for `lesson` (which must outlive them), as the
+// rows of lesson_kit/shared_options.hpp call them: the functions above, each into its field.
+OptionFiles option_files(const LessonEntry& lesson);
 
 // Refuses `t` when it holds a NaN or an infinity (names its source, the first index and value).
 void require_finite(const ExternalTensor& t);

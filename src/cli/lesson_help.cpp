@@ -5,6 +5,7 @@
 
 #include "lesson_kit/article_names.hpp"
 #include "lesson_kit/presets.hpp"
+#include "cli/output_options.hpp"
 #include "lesson_kit/shared_options.hpp"
 #include "report/text_sink.hpp"
 
@@ -45,13 +46,12 @@ std::vector<LessonFlag> lesson_flags(const LessonEntry& lesson) {
   // The shared options it reads, group by group in the table's order. --preset and --values only
   // where a preset configures the lesson: anywhere else they have nothing to do.
   const bool has_presets = !presets_for(lesson).empty();
-  for (OptionGroup g : {OptionGroup::Sizes, OptionGroup::Inputs, OptionGroup::Outputs, OptionGroup::Display})
-    for (const auto& o : shared_options()) {
-      if (o.group != g || !applies(o, lesson.options)) continue;
-      const std::string flag = o.flag;
-      if ((flag == "--preset" || flag == "--values") && !has_presets) continue;
-      flags.push_back({flag, o.value ? o.value : "", o.help, group_title(g)});
-    }
+  for (const auto& o : lesson_command_options()) {
+    if (!applies(o, lesson.options)) continue;
+    const std::string flag = o.flag;
+    if ((flag == "--preset" || flag == "--values") && !has_presets) continue;
+    flags.push_back({flag, o.value ? o.value : "", o.help, group_title(o.group)});
+  }
   // The articles' names, where they stand for something here (a lesson's own spelling, rope's
   // --d-k, is listed above with its range).
   for (const auto& a : article_names()) {

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -17,6 +18,7 @@
 #include "cli/exercises.hpp"
 #include "cli/external_io.hpp"
 #include "cli/lesson_help.hpp"
+#include "cli/output_options.hpp"
 #include "cli/model_command.hpp"
 #include "cli/model_run.hpp"
 #include "cli/progress.hpp"
@@ -46,169 +48,29 @@ using attn::UsageError;
 
 constexpr int kExitUsage = 2;
 
-// Strict whole numbers: digits only, inside [lo, hi].
-std::uint64_t parse_number(const std::string& flag, const std::string& text, std::uint64_t lo,
-                           std::uint64_t hi) {
-  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-  const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits) {
-    const bool signed_digits = !text.empty() && text[0] == '-' && text.size() > 1 &&
-                               text.find_first_not_of("0123456789", 1) == std::string::npos;
-    const bool negative = signed_digits && text.find_first_not_of('0', 1) != std::string::npos;  // "-0" is not
-    throw UsageError(flag + (negative          ? " must not be negative"
-                             : signed_digits   ? " expects a whole number without a sign"
-                                               : " expects a whole number"),
-                     flag,
-                     range, "'" + text + "'");
-  }
-  errno = 0;
-  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v < lo || v > hi)
-    throw UsageError(flag + " is out of range", flag, range, text);
-  return v;
-}
-
-std::vector<std::string> split_words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-// Words separated by spaces: at least one, at most `limit` (a longer sentence could not be printed
-// one word per row).
-std::vector<std::string> parse_words(const std::string& flag, const std::string& text, std::size_t limit) {
-  auto words = split_words(text);
-  if (words.empty()) throw UsageError(flag + " needs at least one word", flag, "words separated by spaces", "'" + text + "'");
-  if (words.size() > limit)
-    throw UsageError(flag + " is too long to print", flag, "at most " + std::to_string(limit) + " words",
-                     std::to_string(words.size()));
-  return words;
-}
-
-// Every option of `attn lesson` as typed, by flag, so the messages can quote it: the shared ones
-// (lesson_kit/shared_options.hpp), the lessons' own and the articles' names. A std::map keeps each
-// element where CLI11 was told to write it.
+// Every option of `attn lesson` (or `attn model DIR`) as typed, by flag, registered from the
+// tables: the lessons' (lesson_kit/shared_options.hpp), the outputs' (cli/output_options.hpp), the
+// lessons' own and the articles' names. A std::map keeps each element where CLI11 was told to
+// write it; typed() hands the ones given to the tables' parsers, which parse each once.
 struct RawOptions {
   std::string lesson;
   std::map<std::string, std::string> text;  // options with a value: "--seed" -> "3"
   std::map<std::string, bool> flag;         // options without one: "--shapes-only" -> true
 
-  const std::string& value(const std::string& f) const { return text.at(f); }
-  bool on(const std::string& f) const { return flag.at(f); }
+  // Registers `flag` on `cmd`, as an option with a value when `value` names one.
+  CLI::Option* add(CLI::App& cmd, const std::string& flag, const char* value, const std::string& help) {
+    return value ? cmd.add_option(flag, text[flag], help)->type_name(value) : cmd.add_flag(flag, this->flag[flag], help);
+  }
+  // The options given on the command line: flag -> text ("" for a flag without a value).
+  attn::TypedOptions typed(const CLI::App& cmd) const {
+    attn::TypedOptions given;
+    for (const auto& [f, t] : text)
+      if (cmd.get_option(f)->count()) given[f] = t;
+    for (const auto& entry : flag)
+      if (cmd.get_option(entry.first)->count()) given[entry.first] = "";
+    return given;
+  }
 };
-
-// The articles' names (--d-model, --num-heads, --head-dim, ...; docs/names.md): each stands for
-// one or two of this lesson's options and is parsed under the name typed, so that a message quotes
-// what the learner wrote. Two spellings of one option are refused rather than one silently winning.
-void apply_article_names(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
-                         attn::LessonOptions& o, std::set<std::string>& given) {
-  std::map<std::string, std::string> set_by;  // option -> the article's name that set it
-  for (const auto& a : attn::article_names()) {
-    const std::string flag = a.flag;
-    if (lesson.find_extra(flag) || cmd.get_option(flag)->count() == 0) continue;  // its own option, or absent
-    const std::string& text = raw.value(flag);
-    for (const auto& target : attn::article_name_targets(lesson, flag, text)) {
-      const std::string other = set_by.count(target) ? set_by[target] : cmd.get_option(target)->count() ? target : "";
-      if (!other.empty())
-        throw UsageError(other + " and " + flag + " both set " + target + " in lesson '" + lesson.name + "'", flag,
-                         "one of them", "both");
-      set_by[target] = flag;
-      given.insert(target);
-      if (target == "--d-in") o.d_in = parse_number(flag, text, 1, attn::kMaxSize);
-      else if (target == "--d-out") o.d_out = parse_number(flag, text, 1, attn::kMaxSize);
-      else if (target == "--heads") o.heads = parse_number(flag, text, 1, attn::kMaxSize);
-      else {  // the lesson's own head-width option (rope's --d-k), its range quoted under the name typed
-        attn::LessonOption own = *lesson.find_extra(target);
-        own.flag = a.flag;
-        o.own[target] = attn::parse_lesson_option(own, text);
-      }
-    }
-  }
-}
-
-attn::LessonOptions convert(const RawOptions& raw, CLI::App& cmd, const attn::LessonEntry& lesson,
-                            std::set<std::string>& given) {
-  attn::LessonOptions o;
-  auto seen = [&](const char* flag) {
-    if (cmd.get_option(flag)->count() == 0) return false;
-    given.insert(flag);
-    return true;
-  };
-  const std::uint64_t max_size = attn::kMaxSize;
-  if (seen("--seed")) o.seed = parse_number("--seed", raw.value("--seed"), 0, (std::uint64_t{1} << 63) - 1);
-  if (seen("--precision")) o.precision = static_cast<int>(parse_number("--precision", raw.value("--precision"), 1, 10));
-  const std::pair<const char*, std::optional<std::size_t>*> sizes[] = {
-      {"--batch", &o.batch}, {"--seq-len", &o.seq_len}, {"--d-in", &o.d_in},
-      {"--d-out", &o.d_out}, {"--heads", &o.heads},     {"--kv-heads", &o.kv_heads}};
-  for (const auto& [flag, size] : sizes)
-    if (seen(flag)) *size = parse_number(flag, raw.value(flag), 1, max_size);
-  const bool causal = seen("--causal"), no_causal = seen("--no-causal");
-  if (causal && no_causal)
-    throw UsageError("--causal and --no-causal contradict each other", "--causal", "one of them", "both");
-  if (causal) o.causal = true;
-  if (no_causal) o.causal = false;
-  o.qkv_bias = seen("--qkv-bias");
-  o.shapes_only = raw.on("--shapes-only");
-  if (seen("--tokens")) {
-    // "a b c | d e f": one sentence per batch entry.
-    std::vector<std::vector<std::string>> sentences;
-    std::string rest = raw.value("--tokens") + "|";
-    for (std::size_t bar; (bar = rest.find('|')) != std::string::npos; rest.erase(0, bar + 1))
-      sentences.push_back(parse_words("--tokens", rest.substr(0, bar), attn::kMaxSize));
-    o.tokens = sentences.front();
-    o.more_sentences.assign(sentences.begin() + 1, sentences.end());
-  }
-  const bool allow_nonfinite = seen("--allow-nonfinite");
-  if (allow_nonfinite && !cmd.get_option("--input")->count() && !cmd.get_option("--weights")->count() &&
-      !cmd.get_option("--states")->count())
-    throw UsageError("--allow-nonfinite has no file to apply to", "--allow-nonfinite", "--input, --weights or --states",
-                     "none of them");
-  if (seen("--src")) o.src = parse_words("--src", raw.value("--src"), attn::kMaxSentence);
-  // Files are read only for a lesson that takes them (the others refuse the option by name), and
-  // a file's declared shape meets the lesson's limits before its data is read.
-  if (seen("--input") && (lesson.options & attn::kInput)) {
-    const auto limits = [&](const attn::Shape& shape, const std::string& source, bool complete) {
-      attn::cli::check_declared_input(lesson, o, shape, source, complete);
-    };
-    o.input = attn::cli::load_input(raw.value("--input"), allow_nonfinite, limits);
-  }
-  if (seen("--weights") && (lesson.options & attn::kWeights)) {
-    o.weights_dir = raw.value("--weights");
-    attn::cli::load_npy_dir("--weights", o.weights_dir, attn::weight_file_names(lesson.name), o.weights, allow_nonfinite,
-                            o.shapes_only);
-    attn::cli::refuse_unused_weights(lesson.name, o.weights_dir);
-  }
-  if (seen("--states") && (lesson.options & attn::kStates)) {
-    o.states_dir = raw.value("--states");
-    attn::cli::load_npy_dir("--states", o.states_dir, attn::state_file_names(lesson.name), o.states, allow_nonfinite,
-                            o.shapes_only);
-  }
-  if (seen("--weights-layout")) {
-    const std::string& layout = raw.value("--weights-layout");
-    if (layout != "math" && layout != "torch")
-      throw UsageError("unknown --weights-layout", "--weights-layout", "math (in, out) or torch (out, in)", "'" + layout + "'");
-    if (!seen("--weights")) throw UsageError("--weights-layout needs --weights", "--weights-layout", "--weights DIR", "no --weights");
-    o.weights_torch_layout = layout == "torch";
-  }
-  if (seen("--tgt")) o.tgt = parse_words("--tgt", raw.value("--tgt"), attn::kMaxSentence);
-  if (seen("--hidden")) o.hidden = parse_number("--hidden", raw.value("--hidden"), 1, attn::kMaxHidden);
-  // A lesson's own options: parsed against the declaration of this lesson; another lesson's
-  // option is only noted here, and refused by name in check_options_apply.
-  for (const auto& any_lesson_option : attn::declared_lesson_options()) {
-    const std::string flag = any_lesson_option.flag;
-    // rope's --d-k is also an article's name: for the other lessons, apply_article_names reads it.
-    if (attn::is_article_name(flag) && !lesson.find_extra(flag)) continue;
-    if (!seen(flag.c_str())) continue;
-    if (const attn::LessonOption* declared = lesson.find_extra(flag)) {
-      const std::string& text = raw.value(flag);
-      if (declared->type == attn::OptionType::IntegerList) o.own_lists[flag] = attn::parse_lesson_list(*declared, text);
-      else o.own[flag] = attn::parse_lesson_option(*declared, text);
-    }
-  }
-  apply_article_names(raw, cmd, lesson, o, given);
-  return o;
-}
 
 // CLI11's own messages, reworded into the project's one-line form.
 std::string parse_error_text(const CLI::ParseError& e, const std::vector<std::string>& left_over) {
@@ -399,48 +261,6 @@ int list_presets() {
   return 0;
 }
 
-// The output options every lesson takes (and attn model DIR --text), as typed.
-attn::cli::OutputOptions output_options(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
-  attn::cli::OutputOptions output;
-  output.dump = cmd.get_option("--dump")->count() > 0;
-  output.dump_dir = raw.value("--dump");
-  output.npz = cmd.get_option("--npz")->count() > 0;
-  output.npz_path = raw.value("--npz");
-  if (cmd.get_option("--format")->count()) output.format = raw.value("--format");
-  output.command = command_line;
-  output.step = raw.on("--step");
-  if (cmd.get_option("--color")->count()) output.color = raw.value("--color");
-  output.svg = cmd.get_option("--svg")->count() > 0;
-  output.svg_dir = raw.value("--svg");
-  output.svg_panels = cmd.get_option("--svg-panels")->count() > 0;
-  output.svg_panel_list = raw.value("--svg-panels");
-  output.html = cmd.get_option("--html")->count() > 0;
-  output.html_path = raw.value("--html");
-  if (cmd.get_option("--heatmap-scale")->count()) output.heatmap_scale = raw.value("--heatmap-scale");
-  if (cmd.get_option("--head")->count()) {
-    output.head = raw.value("--head");
-    if (output.head.empty())  // "" means "every head" inside; typed, it is a value missing
-      throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)", "''");
-  }
-  output.full_json = raw.on("--full-json");
-  output.full = raw.on("--full");
-  if (cmd.get_option("--sci-mode")->count()) {
-    output.sci_mode = raw.value("--sci-mode");
-    if (output.sci_mode != "auto" && output.sci_mode != "on" && output.sci_mode != "off")
-      throw UsageError("unknown --sci-mode", "--sci-mode", "auto, on or off", "'" + output.sci_mode + "'");
-  }
-  output.stage = cmd.get_option("--stage")->count() > 0;
-  output.stage_list = raw.value("--stage");
-  return output;
-}
-
-// The output and display options of the shared table that every lesson takes (not --values or
-// --preset, which are about presets): attn model registers these too.
-bool model_output_option(const attn::SharedOption& o) {
-  const std::string f = o.flag;
-  return o.bits == 0 && f != "--values" && f != "--preset";
-}
-
 // The exercises of the clone this attn was built for, refused when it runs from another place (a
 // copied or moved repository): its commands would touch the other clone's files.
 attn::cli::ExercisePaths own_exercise_paths() {
@@ -451,15 +271,19 @@ attn::cli::ExercisePaths own_exercise_paths() {
 }
 
 int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_line) {
-  const attn::LessonEntry* lesson = &lesson_named(raw.lesson);
+  const attn::LessonEntry& lesson = lesson_named(raw.lesson);  // the one look-up: the entry is passed on
+  const attn::TypedOptions typed = raw.typed(cmd);
+  // The lesson's options, each parsed once by its row into its field; the files --input, --weights
+  // and --states name are read here, before the lesson runs.
+  attn::LessonOptions opts;
+  opts.shapes_only = typed.count("--shapes-only") != 0;  // the files' values are not read past their shapes
   std::set<std::string> given;
-  attn::LessonOptions opts = convert(raw, cmd, *lesson, given);
-  attn::check_options_apply(*lesson, given);
-  if (cmd.get_option("--preset")->count()) attn::apply_preset(raw.value("--preset"), lesson->name, raw.on("--values"), opts);
+  attn::parse_lesson_options(lesson, typed, attn::cli::option_files(lesson), opts, given);
+  attn::check_options_apply(lesson, given);
+  if (typed.count("--preset")) attn::apply_preset(typed.at("--preset"), lesson.name, typed.count("--values") != 0, opts);
 
-  attn::cli::OutputOptions output = output_options(raw, cmd, command_line);
-  output.precision = opts.precision;
-  output.shapes_only = opts.shapes_only;
+  attn::cli::OutputOptions output = attn::cli::parse_output_options(typed, command_line);
+  output.shapes_only = opts.shapes_only;  // a preset may show shapes only (llama)
   attn::cli::check_output(output);
 
   // The whole lesson is computed before anything is printed: a bad option or a size refused
@@ -474,7 +298,7 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
     // run longer than half a second, and is gone (even on an error) before anything else prints.
     attn::cli::ProgressBar bar(std::cerr, attn::cli::stderr_is_terminal());
     opts.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
-    lesson->run(opts, report);
+    lesson.run(opts, report);
     opts.progress = nullptr;
   }
   // NaN and inf: where they came from (the input, an overflow, a fully masked row), said in the
@@ -491,8 +315,8 @@ int run_lesson(const RawOptions& raw, CLI::App& cmd, const std::string& command_
   attn::cli::render(report, output);
   // The whole text screen ends by naming its exercises (not --stage's part of it, not --step's
   // pages, not JSON).
-  if (output.format == "text" && !output.step && !output.stage) {
-    const std::string practise = practise_lines(lesson->name);
+  if (output.format == attn::cli::OutputFormat::text && !output.step && !output.stage) {
+    const std::string practise = practise_lines(lesson.name);
     if (!practise.empty()) std::cout << "\n" << practise;
   }
 
@@ -524,20 +348,26 @@ int main(int argc, char** argv) {
   RawOptions raw;
   CLI::App* lesson = app.add_subcommand("lesson", "Run a lesson: attn lesson NAME [options]");
   lesson->add_option("name", raw.lesson, "Lesson name (see attn list)")->required();
-  // The shared options, from their one table, in its groups.
-  for (const auto& o : attn::shared_options()) {
+  // The shared options, from their two tables (the lessons', then the outputs'), in their groups.
+  for (const auto& o : attn::cli::lesson_command_options()) {
     // Which lessons read it, when that is a few (the rest: attn lesson NAME --help).
     std::string help = o.help, takers;
     std::size_t count = 0;
     for (const auto& l : attn::lessons())
       if (attn::applies(o, l.options)) takers += (count++ ? ", " : "") + std::string(l.name);
     if (o.bits != 0 && count <= 4) help += " (" + takers + ")";
-    CLI::Option* added = o.value ? lesson->add_option(o.flag, raw.text[o.flag], help)->type_name(o.value)
-                                 : lesson->add_flag(o.flag, raw.flag[o.flag], help);
-    added->group(attn::group_title(o.group));
+    raw.add(*lesson, o.flag, o.value, help)->group(attn::group_title(o.group));
   }
   lesson->footer(limits_help());
-  // Options of a lesson's own, from its registration: read as strings, parsed strictly later.
+  // Options of a lesson's own, from its registration: read as strings, parsed strictly later. One
+  // named like an output option is a programming error (add_lesson refuses the lessons' shared
+  // names), found on the first run.
+  try {
+    attn::cli::check_own_options(attn::lessons());
+  } catch (const std::logic_error& e) {
+    std::fprintf(stderr, "attn: internal: cannot register a lesson: %s\n", e.what());
+    std::abort();
+  }
   for (const auto& o : attn::declared_lesson_options()) {
     std::string takers;
     bool same = true;  // every lesson that declares it gives the same meaning, range and default
@@ -635,12 +465,7 @@ int main(int argc, char** argv) {
       ->type_name("WORD|POS")->group(heads_group);
   model->add_flag("--logit-lens", model_logit_lens, "What each layer would predict: the final norm and the unembedding "
                                                     "applied to every layer's output")->group(heads_group);
-  for (const auto& o : attn::shared_options()) {
-    if (!model_output_option(o)) continue;
-    CLI::Option* added = o.value ? model->add_option(o.flag, model_raw.text[o.flag], o.help)->type_name(o.value)
-                                 : model->add_flag(o.flag, model_raw.flag[o.flag], o.help);
-    added->group(attn::group_title(o.group));
-  }
+  for (const auto& o : attn::cli::output_options()) model_raw.add(*model, o.flag, o.value, o.help)->group(attn::group_title(o.group));
   model->footer(attn::cli::model_limits_help());
 
   // attn tokenize DIR --text "..." (cli/tokenize_command.*, docs/tokenizers.md).
@@ -694,7 +519,7 @@ int main(int argc, char** argv) {
       status = run_lesson(raw, *lesson, attn::report::shell_command(words));
     } else if (app.got_subcommand("verify")) {
       attn::cli::VerifyOptions v;
-      if (verify->get_option("--seeds")->count()) v.seeds = parse_number("--seeds", verify_seeds, 0, 100000);
+      if (verify->get_option("--seeds")->count()) v.seeds = attn::parse_whole("--seeds", verify_seeds, 0, 100000);
       if (verify->get_option("--lesson")->count()) {
         if (verify_lesson.empty())
           throw UsageError("--lesson needs a lesson name", "--lesson", "a name from 'attn list'", "''");
@@ -715,8 +540,8 @@ int main(int argc, char** argv) {
         for (const char* f : {"--layer", "--top-k", "--no-bos", "--probe-length", "--seed", "--query", "--key", "--logit-lens"})
           if (model->get_option(f)->count())
             throw UsageError(std::string(f) + " applies to a run", f, "--text, --text-file, --ids or --probe beside it", "none of them");
-        for (const auto& o : attn::shared_options())
-          if (model_output_option(o) && model->get_option(o.flag)->count())
+        for (const auto& o : attn::cli::output_options())
+          if (model->get_option(o.flag)->count())
             throw UsageError(std::string(o.flag) + " applies to a run", o.flag, "--text, --text-file, --ids or --probe beside it", "none of them");
         if (model_options.headers_only && model_options.allow_nonfinite)
           throw UsageError("--allow-nonfinite has no values to apply to with --headers-only", "--allow-nonfinite",
@@ -733,12 +558,12 @@ int main(int argc, char** argv) {
         if (model->get_option("--text-file")->count()) run.text_file = model_text_file;
         if (model->get_option("--ids")->count()) run.ids = model_ids;
         if (model->get_option("--layer")->count()) run.layer = model_layer;
-        if (model->get_option("--top-k")->count()) run.top_k = parse_number("--top-k", model_top_k, 1, 100);
+        if (model->get_option("--top-k")->count()) run.top_k = attn::parse_whole("--top-k", model_top_k, 1, 100);
         run.no_bos = model_no_bos;
         if (model->get_option("--probe")->count()) run.probe = model_probe;
         if (model->get_option("--probe-length")->count())
-          run.probe_length = parse_number("--probe-length", model_probe_length, 2, attn::cli::kModelMaxTokens / 2);
-        if (model->get_option("--seed")->count()) run.seed = parse_number("--seed", model_seed, 0, (std::uint64_t{1} << 63) - 1);
+          run.probe_length = attn::parse_whole("--probe-length", model_probe_length, 2, attn::cli::kModelMaxTokens / 2);
+        if (model->get_option("--seed")->count()) run.seed = attn::parse_whole("--seed", model_seed, 0, (std::uint64_t{1} << 63) - 1);
         run.probe_length_given = model->get_option("--probe-length")->count() > 0;
         run.seed_given = model->get_option("--seed")->count() > 0;
         if (model->get_option("--query")->count()) run.query = model_query;
@@ -746,10 +571,8 @@ int main(int argc, char** argv) {
         run.logit_lens = model_logit_lens;
         std::vector<std::string> words = {"attn"};
         for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
-        attn::cli::OutputOptions output = output_options(model_raw, *model, attn::report::shell_command(words));
-        if (model->get_option("--precision")->count())
-          output.precision = static_cast<int>(parse_number("--precision", model_raw.value("--precision"), 1, 10));
-        output.shapes_only = model_raw.on("--shapes-only");
+        const attn::cli::OutputOptions output =
+            attn::cli::parse_output_options(model_raw.typed(*model), attn::report::shell_command(words));
         status = attn::cli::run_model(run, output);
       }
     } else if (app.got_subcommand("completion")) {
@@ -778,12 +601,12 @@ int main(int argc, char** argv) {
     } else if (app.got_subcommand("check")) {
       attn::cli::CheckLimits limits;
       if (check->get_option("--time-limit")->count())
-        limits.time_limit_s = static_cast<int>(parse_number("--time-limit", check_time, 1, 3600));
-      if (check->get_option("--memory-limit")->count()) limits.memory_mib = parse_number("--memory-limit", check_memory, 256, 1 << 20);
+        limits.time_limit_s = static_cast<int>(attn::parse_whole("--time-limit", check_time, 1, 3600));
+      if (check->get_option("--memory-limit")->count()) limits.memory_mib = attn::parse_whole("--memory-limit", check_memory, 256, 1 << 20);
       if (check->get_option("--build-time-limit")->count())
-        limits.build_time_limit_s = static_cast<int>(parse_number("--build-time-limit", check_build_time, 1, 86400));
+        limits.build_time_limit_s = static_cast<int>(attn::parse_whole("--build-time-limit", check_build_time, 1, 86400));
       if (check->get_option("--build-memory-limit")->count())
-        limits.build_memory_mib = parse_number("--build-memory-limit", check_build_memory, 256, 1 << 20);
+        limits.build_memory_mib = attn::parse_whole("--build-memory-limit", check_build_memory, 256, 1 << 20);
       status = attn::cli::check_exercise(own_exercise_paths(), exercise, std::cout, limits);
     } else if (app.got_subcommand("hint")) {
       status = attn::cli::print_hint(own_exercise_paths(), exercise, std::cout);

@@ -749,7 +749,7 @@ int run_model(const ModelRunOptions& o, const OutputOptions& output) {
       throw UsageError("a shown layer's attention weights would not fit", "--layer",
                        "(1, h, T, T) at most " + with_commas(kModelMaxShownAttention) + " bytes: fewer tokens, or --layer none",
                        with_commas(tt) + " bytes for T = " + std::to_string(T));
-    const bool wants_all = output.dump || output.npz || output.format == "json" || output.html;
+    const bool wants_all = output.dump || output.npz || output.format == OutputFormat::json || output.html;
     const bool keep_attentions = wants_all && std::uint64_t(c.layers) * tt <= (std::uint64_t{1} << 30);
     // --query and --key: positions, and every layer's weights to read them from.
     if (o.key && !o.query) throw UsageError("--key needs --query", "--key", "--query WORD|POS beside it", "no --query");

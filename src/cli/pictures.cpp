@@ -16,41 +16,9 @@ namespace attn::cli {
 
 namespace {
 
-report::PanelSelection selection(const OutputOptions& options) {
-  if (!options.svg_panels) return {};
-  return report::parse_panel_selection(options.svg_panel_list).value_or(report::PanelSelection{});
-}
-
-// The option's text, shortened and without control characters, for a message.
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text.substr(0, 40)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
-  return text.size() > 40 ? out + "..." : out;
-}
-
-// --heatmap-scale and --head as the panels' view; check_pictures has refused anything else.
-report::PanelView panel_view(const OutputOptions& options) {
-  report::PanelView view;
-  if (options.heatmap_scale == "row") view.scale = report::HeatmapScale::row;
-  else if (options.heatmap_scale == "global") view.scale = report::HeatmapScale::global;
-  if (options.head == "mean") view.heads = report::PanelView::Heads::mean;
-  else if (!options.head.empty()) {
-    view.heads = report::PanelView::Heads::one;
-    view.head = static_cast<std::size_t>(std::stoul(options.head));
-  }
-  return view;
-}
-
-bool all_digits(const std::string& s) {
-  if (s.empty() || s.size() > 6) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
-
 // --head against the lesson's attention: it needs a head axis, and N one of its heads.
 void check_head(const report::Report& report, const OutputOptions& options) {
-  if (options.head.empty()) return;
+  if (options.view.heads == report::PanelView::Heads::all) return;
   std::size_t fewest = 0;  // the smallest head count of an attention tensor with a head axis
   std::string named;
   for (const report::Stage& s : report.stages())
@@ -62,50 +30,34 @@ void check_head(const report::Report& report, const OutputOptions& options) {
   if (fewest == 0)
     throw UsageError("--head picks heads, but no attention weights of this run have a head axis", "--head",
                      "a lesson whose weights are (B, h, T, S), such as heads", "no head axis");
-  if (options.head != "mean" && std::stoul(options.head) >= fewest)
+  if (options.view.heads == report::PanelView::Heads::one && options.view.head >= fewest)
     throw UsageError("--head " + options.head + " is past the last head of " + named, "--head",
                      "mean or 0.." + std::to_string(fewest - 1), options.head);
-}
-
-ColorChoice color_choice(const OutputOptions& options) {
-  const auto choice = parse_color_choice(options.color);
-  if (!choice) throw UsageError("unknown --color", "--color", "auto, always or never", "'" + options.color + "'");
-  return *choice;
 }
 
 }  // namespace
 
 void check_pictures(const OutputOptions& options) {
-  color_choice(options);
-  if (options.heatmap_scale != "auto" && options.heatmap_scale != "global" && options.heatmap_scale != "row")
-    throw UsageError("unknown --heatmap-scale", "--heatmap-scale", "auto, global or row",
-                     "'" + escaped(options.heatmap_scale) + "'");
-  if (!options.head.empty() && options.head != "mean" && !all_digits(options.head))
-    throw UsageError("--head names one head or their mean", "--head", "mean or a head number (0, 1, ...)",
-                     "'" + escaped(options.head) + "'");
   if (options.step) {
     // Waiting for a key that can never come would hang: refuse at once instead.
     const bool in = isatty(STDIN_FILENO) == 1, out = isatty(STDOUT_FILENO) == 1;
     if (!in || !out)
       throw UsageError("--step needs a terminal", "--step", "standard input and output on a terminal",
                        std::string(!in ? "standard input" : "standard output") + " is not a terminal");
-    if (options.format != "text")
-      throw UsageError("--step shows the text output", "--step", "--format text", "--format " + options.format);
+    if (options.format != OutputFormat::text)
+      throw UsageError("--step shows the text output", "--step", "--format text",
+                       std::string("--format ") + format_name(options.format));
   }
   if (options.svg) {
     if (options.shapes_only)
       throw UsageError("--svg draws values, but this run shows shapes only", "--svg",
                        "values (drop --shapes-only; a preset that shows shapes takes --values)", "shapes only");
-    const std::string problem = report::svg_dir_problem(options.svg_dir);
+    const std::string problem = report::svg_dir_problem(*options.svg);
     if (!problem.empty())
       throw UsageError("--svg cannot write there", "--svg", "a directory attn may write in (created if missing)", problem);
   }
-  if (options.svg_panels) {
-    if (!options.svg) throw UsageError("--svg-panels picks the pictures --svg draws", "--svg-panels", "--svg DIR", "no --svg");
-    if (!report::parse_panel_selection(options.svg_panel_list))
-      throw UsageError("--svg-panels lists panels as in the file names", "--svg-panels",
-                       "bN, hN or bN-hN separated by commas, e.g. b0,h1", "'" + escaped(options.svg_panel_list) + "'");
-  }
+  if (options.svg_panels && !options.svg)
+    throw UsageError("--svg-panels picks the pictures --svg draws", "--svg-panels", "--svg DIR", "no --svg");
 }
 
 void check_pictures_of(const report::Report& report, const OutputOptions& options) {
@@ -118,7 +70,8 @@ void check_pictures_of(const report::Report& report, const OutputOptions& option
                      "at most " + std::to_string(report::kMaxSvgSide) + " rows and columns", too_large);
   std::size_t count = 0;
   std::string available;
-  const std::string unmatched = report::svg_unmatched_pick(report, selection(options), count, available, panel_view(options));
+  const std::string unmatched =
+      report::svg_unmatched_pick(report, options.svg_panels.value_or(report::PanelSelection{}), count, available, options.view);
   if (!unmatched.empty())
     throw UsageError("--svg-panels " + unmatched + " matches no panel of this run", "--svg-panels", available, unmatched);
   if (count > report::kMaxSvgFiles)
@@ -141,7 +94,7 @@ StagedPictures::StagedPictures(const report::Report& report, const OutputOptions
   if (!options.svg) return;
   check_pictures_of(report, options);
   try {
-    files_ = std::make_unique<Files>(options.svg_dir, selection(options), panel_view(options));
+    files_ = std::make_unique<Files>(*options.svg, options.svg_panels.value_or(report::PanelSelection{}), options.view);
     report::deliver(report, files_->sink);
   } catch (const std::runtime_error& e) {  // the file system said no (read-only, full, ...)
     // Nothing half-done stays: the pictures of this run and the directories it made go.
@@ -176,13 +129,13 @@ const std::vector<std::string>& StagedPictures::names() const {
 
 void show_text(const report::Report& report, const OutputOptions& options, report::TextOptions text,
                const std::vector<std::string>& pictures) {
-  const Terminal term = probe_terminal(color_choice(options));
+  const Terminal term = probe_terminal(options.color);
   text.heatmaps = !options.shapes_only;  // a heatmap shows values
   text.page_width = term.stdout_tty ? term.width : 100;
   text.heatmap.width = term.width;
   text.heatmap.color = term.color;
-  text.heatmap.decimals = options.precision;
-  text.heatmap.view = panel_view(options);
+  text.heatmap.decimals = options.print.precision;
+  text.heatmap.view = options.view;
   report::TextSink sink(std::cout, text);
   if (options.step) {
     report::StepOptions step;
@@ -208,7 +161,7 @@ void show_text(const report::Report& report, const OutputOptions& options, repor
   }
   if (!pictures.empty()) {
     std::cout << "\npictures: " << pictures.size() << " SVG file" << (pictures.size() == 1 ? "" : "s") << " in "
-              << options.svg_dir << "\n";
+              << *options.svg << "\n";
     const std::size_t listed = pictures.size() <= 10 ? pictures.size() : 8;
     for (std::size_t i = 0; i < listed; ++i) std::cout << "    " << pictures[i] << "\n";
     if (listed < pictures.size()) std::cout << "    ... and " << pictures.size() - listed << " more\n";

@@ -13,11 +13,9 @@
 
 namespace attn::cli {
 
-// Before the lesson runs: a --color value other than auto|always|never, --step without a
-// terminal (or with --format json), --svg with --shapes-only or a directory attn cannot write,
-// --svg-panels without --svg or not of the form b0,h1,b2-h3, a --heatmap-scale other than
-// global|row, a --head other than mean or a number.
-// Throws UsageError; creates nothing.
+// Before the lesson runs: --step without a terminal (or with --format json), --svg with
+// --shapes-only or a directory attn cannot write, --svg-panels without --svg. (Their values were
+// checked when parsed: output_options.hpp.) Throws UsageError; creates nothing.
 void check_pictures(const OutputOptions& options);
 
 // After the lesson ran, before anything is written: refuses --head when no attention tensor of

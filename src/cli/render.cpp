@@ -43,27 +43,18 @@ bool same_or_under(const std::string& inner, const std::string& outer) {
 // True when the two directories are one, or one holds the other ("out" and "out/svg").
 bool same_or_inside(const std::string& a, const std::string& b) { return same_or_under(a, b) || same_or_under(b, a); }
 
-// --stage's picks, or UsageError in the one-line form.
-report::StageSelection stage_selection(const OutputOptions& options) {
-  report::StageSelectionProblem problem;
-  auto selection = report::parse_stage_selection(options.stage_list, problem);
-  if (!selection) throw UsageError(problem.what, "--stage", problem.expected, problem.got);
-  return *selection;
-}
-
 // --html FILE: a file name attn can write, apart from every other output.
 void check_html(const OutputOptions& options) {
-  const std::string& path = options.html_path;
-  if (path.empty()) throw UsageError("--html needs a file name", "--html", "a file name such as out/causal.html", "an empty path");
+  const std::string& path = *options.html;
   if (options.shapes_only)
     throw UsageError("--html draws values, but this run shows shapes only", "--html",
                      "values (drop --shapes-only; a preset that shows shapes takes --values)", "shapes only");
-  if (options.npz && !options.npz_path.empty() && normal_dir(path) == normal_dir(options.npz_path))
-    throw UsageError("--html and --npz would write the same file", "--html", "a file apart from --npz " + options.npz_path, path);
-  if (options.dump && !options.dump_dir.empty() && same_or_inside(path, options.dump_dir))
-    throw UsageError("--html and --dump would write to the same place", "--html", "a file outside --dump " + options.dump_dir, path);
-  if (options.svg && !options.svg_dir.empty() && same_or_under(options.svg_dir, path))
-    throw UsageError("--html and --svg would write to the same place", "--html", "a file apart from --svg " + options.svg_dir, path);
+  if (options.npz && normal_dir(path) == normal_dir(*options.npz))
+    throw UsageError("--html and --npz would write the same file", "--html", "a file apart from --npz " + *options.npz, path);
+  if (options.dump && same_or_inside(path, *options.dump))
+    throw UsageError("--html and --dump would write to the same place", "--html", "a file outside --dump " + *options.dump, path);
+  if (options.svg && !options.svg->empty() && same_or_under(*options.svg, path))
+    throw UsageError("--html and --svg would write to the same place", "--html", "a file apart from --svg " + *options.svg, path);
   try {
     report::check_html_target(path);
   } catch (const std::exception& e) {
@@ -76,55 +67,47 @@ void check_html(const OutputOptions& options) {
 void select_stages(report::Report& report, const OutputOptions& options) {
   if (!options.stage) return;
   report::StageSelectionProblem problem;
-  const auto numbers = report::resolve_stage_selection(stage_selection(options), report.stages(), report.header.lesson, problem);
+  const auto numbers = report::resolve_stage_selection(*options.stage, report.stages(), report.header.lesson, problem);
   if (numbers.empty()) throw UsageError(problem.what, "--stage", problem.expected, problem.got);
-  report.keep_stages(numbers, options.stage_list);
+  report.keep_stages(numbers, options.stage->text);
 }
 
 void check_output(const OutputOptions& options) {
-  if (options.format != "text" && options.format != "json")
-    throw UsageError("unknown --format", "--format", "text or json", "'" + options.format + "'");
-  if (options.dump && options.dump_dir.empty())
-    throw UsageError("--dump needs a directory", "--dump", "a new or empty directory", "an empty path");
-  if (options.dump && options.svg && !options.dump_dir.empty() && !options.svg_dir.empty() &&
-      same_or_inside(options.dump_dir, options.svg_dir))
+  if (options.dump && options.svg && !options.svg->empty() && same_or_inside(*options.dump, *options.svg))
     throw UsageError("--dump and --svg would write into the same directory", "--dump",
-                     "a directory apart from --svg " + options.svg_dir, options.dump_dir);
+                     "a directory apart from --svg " + *options.svg, *options.dump);
   if (options.dump) {
     try {
-      report::check_dump_target(options.dump_dir);
+      report::check_dump_target(*options.dump);
     } catch (const std::exception& e) {
-      throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
+      throw UsageError(std::string("cannot dump to --dump ") + *options.dump + ": " + e.what());
     }
   }
-  if (options.npz && options.npz_path.empty())
-    throw UsageError("--npz needs a file name", "--npz", "a file name such as out/causal.npz", "an empty path");
   // The archive inside the dump's directory would be swapped out with the old dump, or make the
   // directory no longer a dump attn wrote; one path for both would be a file and a directory.
-  if (options.npz && options.dump && !options.npz_path.empty() && !options.dump_dir.empty() &&
-      same_or_inside(options.npz_path, options.dump_dir))
+  if (options.npz && options.dump && same_or_inside(*options.npz, *options.dump))
     throw UsageError("--npz and --dump would write to the same place", "--npz",
-                     "a file outside --dump " + options.dump_dir, options.npz_path);
+                     "a file outside --dump " + *options.dump, *options.npz);
   // --svg DIR at or under the archive's path: one of them would have to be a file and a directory.
   // (The archive inside the --svg directory is fine: the pictures only ever add their own files.)
-  if (options.npz && options.svg && !options.npz_path.empty() && !options.svg_dir.empty() &&
-      same_or_under(options.svg_dir, options.npz_path))
-    throw UsageError("--npz and --svg would write to the same place", "--npz", "a file apart from --svg " + options.svg_dir,
-                     options.npz_path);
+  if (options.npz && options.svg && !options.svg->empty() && same_or_under(*options.svg, *options.npz))
+    throw UsageError("--npz and --svg would write to the same place", "--npz", "a file apart from --svg " + *options.svg,
+                     *options.npz);
   if (options.npz) {
     try {
-      report::check_npz_target(options.npz_path);
+      report::check_npz_target(*options.npz);
     } catch (const std::exception& e) {
-      throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
+      throw UsageError(std::string("cannot write --npz ") + *options.npz + ": " + e.what());
     }
   }
   if (options.html) check_html(options);
-  if (options.full && options.format == "json")
+  const bool json = options.format == OutputFormat::json;
+  if (options.full && json)
     throw UsageError("--full applies to the text output", "--full",
                      "text (JSON always holds every stage; --full-json: every value too)", "--format json");
-  if (options.full_json && options.format != "json")
-    throw UsageError("--full-json applies to --format json", "--full-json", "--format json", "--format " + options.format);
-  if (options.stage) stage_selection(options);  // the syntax now; the numbers once the lesson ran
+  if (options.full_json && !json)
+    throw UsageError("--full-json applies to --format json", "--full-json", "--format json",
+                     std::string("--format ") + format_name(options.format));
   // Every value, and none: a preset's shapes-only default (llama) takes --values to lift.
   if (options.full_json && options.shapes_only)
     throw UsageError("--full-json writes every value, --shapes-only none", "--full-json",
@@ -143,28 +126,28 @@ void render(const report::Report& report, const OutputOptions& options) {
   std::optional<report::StagedDump> dump;
   if (options.dump) {
     try {
-      dump.emplace(report, options.command, options.dump_dir);
+      dump.emplace(report, options.command, *options.dump);
     } catch (const std::exception& e) {
-      throw UsageError(std::string("cannot dump to --dump ") + options.dump_dir + ": " + e.what());
+      throw UsageError(std::string("cannot dump to --dump ") + *options.dump + ": " + e.what());
     }
   }
   std::optional<report::StagedNpz> npz;
   if (options.npz) {
     try {
-      npz.emplace(report, options.command, options.npz_path);
+      npz.emplace(report, options.command, *options.npz);
     } catch (const std::exception& e) {
-      throw UsageError(std::string("cannot write --npz ") + options.npz_path + ": " + e.what());
+      throw UsageError(std::string("cannot write --npz ") + *options.npz + ": " + e.what());
     }
   }
   std::optional<report::StagedHtml> html;
   if (options.html) {
     try {
       report::HtmlOptions page;
-      page.precision = options.precision;
+      page.precision = options.print.precision;
       page.command = options.command;
-      html.emplace(report::html_page(report, page), options.html_path);
+      html.emplace(report::html_page(report, page), *options.html);
     } catch (const std::exception& e) {
-      throw UsageError(std::string("cannot write --html ") + options.html_path + ": " + e.what());
+      throw UsageError(std::string("cannot write --html ") + *options.html + ": " + e.what());
     }
   }
   StagedPictures pictures(report, options);
@@ -180,15 +163,15 @@ void render(const report::Report& report, const OutputOptions& options) {
         output.commit();
       } catch (const std::exception& e) {
         pictures.take_back();
-        if (page_landed) std::remove(options.html_path.c_str());  // this run's page goes with the rest
+        if (page_landed) std::remove(options.html->c_str());  // this run's page goes with the rest
         throw UsageError(refusal + ": " + e.what());
       }
     };
-    if (html) land(*html, "cannot write --html " + options.html_path, false);
-    if (dump) land(*dump, "cannot dump to --dump " + options.dump_dir, html.has_value());
-    if (npz) land(*npz, "cannot write --npz " + options.npz_path, html.has_value());
+    if (html) land(*html, "cannot write --html " + *options.html, false);
+    if (dump) land(*dump, "cannot dump to --dump " + *options.dump, html.has_value());
+    if (npz) land(*npz, "cannot write --npz " + *options.npz, html.has_value());
   }
-  if (options.format == "json") {
+  if (options.format == OutputFormat::json) {
     // --shapes-only means names and shapes here too: the report kept no values.
     std::cout << report::manifest_json(report.header, options.command, report.stages(),
                                        report.keep_values ? report::ValueMode::Inline : report::ValueMode::None,
@@ -196,8 +179,7 @@ void render(const report::Report& report, const OutputOptions& options) {
     return;
   }
   report::TextOptions text;
-  text.print.precision = options.precision;
-  if (options.sci_mode != "auto") text.print.sci_mode = options.sci_mode == "on";
+  text.print = options.print;
   text.shapes_only = options.shapes_only;
   // Stages chosen with --stage, and each page of --step, are shown whole.
   text.full = options.full || options.stage || options.step;

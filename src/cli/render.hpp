@@ -2,41 +2,16 @@
 // Kept apart from main.cpp so that adding a sink does not touch (or recompile) the CLI11 wiring.
 #pragma once
 
-#include <string>
-
+#include "cli/output_options.hpp"
 #include "report/stage.hpp"
 
 namespace attn::cli {
 
-struct OutputOptions {
-  int precision = 4;
-  std::string sci_mode = "auto";  // --sci-mode auto|on|off
-  bool shapes_only = false;
-  bool full = false;           // --full: no stage folded, no tensor left out of the text
-  bool dump = false;           // --dump DIR was given
-  std::string dump_dir;        // --dump DIR: .npy files and manifest.json
-  bool npz = false;            // --npz PATH was given
-  std::string npz_path;        // --npz PATH: the same files in one zip archive numpy.load reads
-  std::string format = "text"; // --format text|json
-  std::string command;         // the command line, recorded in manifests
-  // Pictures (cli/pictures.hpp, docs/pictures.md).
-  bool step = false;           // --step: one stage at a time, paced by keys
-  std::string color = "auto";  // --color auto|always|never
-  bool svg = false;            // --svg DIR was given
-  std::string svg_dir;         // one SVG per attention matrix goes there
-  bool svg_panels = false;     // --svg-panels LIST was given
-  std::string svg_panel_list;  // which panels to draw: "b0", "h1,h2", "b0-h3"
-  bool html = false;           // --html FILE was given
-  std::string html_path;       // --html FILE: one self-contained page (report/html_sink.hpp)
-  std::string heatmap_scale = "auto";  // --heatmap-scale auto|global|row
-  std::string head;            // --head mean|N ("": every head)
-  bool full_json = false;      // --full-json: every value in --format json, however many
-  bool stage = false;          // --stage SEL was given
-  std::string stage_list;      // which stages every output shows: "5-7", "2,5-7", "softmax"
-};
 
-// Refuses, before the lesson runs, output options that cannot work (an unknown --format, a
-// --dump target that exists and is not a dump attn wrote, an --npz PATH that is a directory).
+// Refuses, before the lesson runs, output options that cannot work together or where they point
+// (a --dump target that exists and is not a dump attn wrote, an --npz PATH that is a directory,
+// two outputs writing to one place, --full-json without --format json). Each option's own value
+// was checked when it was parsed (output_options.hpp).
 void check_output(const OutputOptions& options);
 
 // --stage, after the lesson ran and before anything is written: keeps only the selected stages

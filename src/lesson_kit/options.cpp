@@ -89,6 +89,24 @@ const std::vector<std::int64_t>& LessonOptions::integers(const std::string& flag
   return it->second;
 }
 
+std::uint64_t parse_whole(const std::string& flag, const std::string& text, std::uint64_t lo, std::uint64_t hi) {
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits) {
+    const bool signed_digits = !text.empty() && text[0] == '-' && text.size() > 1 &&
+                               text.find_first_not_of("0123456789", 1) == std::string::npos;
+    const bool negative = signed_digits && text.find_first_not_of('0', 1) != std::string::npos;  // "-0" is not
+    throw UsageError(flag + (negative          ? " must not be negative"
+                             : signed_digits   ? " expects a whole number without a sign"
+                                               : " expects a whole number"),
+                     flag, range, "'" + text + "'");
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < lo || v > hi) throw UsageError(flag + " is out of range", flag, range, text);
+  return v;
+}
+
 std::string format_option_value(double v) {
   char buf[40];
   if (std::fabs(v) < 1e6 && v == std::floor(v)) {

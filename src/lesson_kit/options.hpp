@@ -35,8 +35,7 @@ struct ExternalTensor {
 // Every option a lesson can read. Unset optionals take the lesson's own defaults (the article's).
 struct LessonOptions {
   std::optional<std::uint64_t> seed;
-  int precision = 4;
-  bool shapes_only = false;
+  bool shapes_only = false;  // --shapes-only (an output option, src/cli/output_options.*), or a preset
   std::optional<std::size_t> batch;
   std::optional<std::size_t> seq_len;
   std::optional<std::size_t> d_in;
@@ -104,6 +103,10 @@ double parse_lesson_option(const LessonOption& option, const std::string& text);
 // number within [lo, hi], at most kMaxSize of them. Throws UsageError in the one-line form, e.g.
 //   --valid-lens is out of range (--valid-lens: each 1..65536 vs 0)
 std::vector<std::int64_t> parse_lesson_list(const LessonOption& option, const std::string& text);
+// A whole number typed for `flag`: digits only (no sign, no spaces), inside [lo, hi]. Throws
+// UsageError in the one-line form, e.g.
+//   --seed must not be negative (--seed: 0..9223372036854775807 vs '-5')
+std::uint64_t parse_whole(const std::string& flag, const std::string& text, std::uint64_t lo, std::uint64_t hi);
 // A range end or default as the messages and --help print it: 4096, 0.5, 1e9.
 std::string format_option_value(double v);
 

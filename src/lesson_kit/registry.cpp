@@ -99,17 +99,31 @@ std::vector<LessonOption> declared_lesson_options() {
   return all;
 }
 
-std::vector<std::string> weight_file_names(const std::string& lesson) {
-  if (const LessonEntry* l = find_lesson(lesson); l && !l->weight_files.empty()) return l->weight_files;
+namespace {
+
+std::vector<std::string> default_weight_files() {
   std::vector<std::string> names;
   for (const char* suffix : {"", "_bias"})
     for (const char* layer : {"W_query", "W_key", "W_value", "out_proj"}) names.push_back(std::string(layer) + suffix);
   return names;
 }
 
+}  // namespace
+
+std::vector<std::string> weight_file_names(const LessonEntry& lesson) {
+  return lesson.weight_files.empty() ? default_weight_files() : lesson.weight_files;
+}
+
+std::vector<std::string> state_file_names(const LessonEntry& lesson) { return lesson.state_files; }
+
+std::vector<std::string> weight_file_names(const std::string& lesson) {
+  const LessonEntry* l = find_lesson(lesson);
+  return l ? weight_file_names(*l) : default_weight_files();
+}
+
 std::vector<std::string> state_file_names(const std::string& lesson) {
-  if (const LessonEntry* l = find_lesson(lesson)) return l->state_files;
-  return {};
+  const LessonEntry* l = find_lesson(lesson);
+  return l ? state_file_names(*l) : std::vector<std::string>{};
 }
 
 const LessonEntry* find_lesson(const std::string& name) {
@@ -169,8 +183,11 @@ void check_options_apply(const LessonEntry& lesson, const std::set<std::string>&
   for (const auto& opt : shared_options())
     if (given.count(opt.flag) != 0 && !applies(opt, lesson.options)) refuse(opt.flag);
   // Another lesson's own option (--theta given to causal).
+  const std::vector<LessonOption> declared = declared_lesson_options();
   for (const auto& flag : given)
-    if (!is_shared_flag(flag) && !lesson.find_extra(flag)) refuse(flag);
+    if (!is_shared_flag(flag) && !lesson.find_extra(flag) &&
+        std::any_of(declared.begin(), declared.end(), [&](const LessonOption& o) { return flag == o.flag; }))
+      refuse(flag);
 }
 
 }  // namespace attn

@@ -60,6 +60,9 @@ struct LessonRegistrar {
 std::vector<LessonOption> declared_lesson_options();
 
 // The files (without .npy) a lesson reads from --weights DIR, and from --states DIR (RNN lessons).
+std::vector<std::string> weight_file_names(const LessonEntry& lesson);
+std::vector<std::string> state_file_names(const LessonEntry& lesson);
+// The same by name (none for an unknown name but the default weight files).
 std::vector<std::string> weight_file_names(const std::string& lesson);
 std::vector<std::string> state_file_names(const std::string& lesson);
 
@@ -75,7 +78,8 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
 std::string closest_lesson(const std::string& name);
 
 // Throws UsageError for an option the lesson does not read: a shared one outside its OptionBit
-// mask, or another lesson's own option. `given` holds flag spellings.
+// mask, or another lesson's own option. `given` holds flag spellings; a flag neither of these
+// tables holds (an output option, src/cli/output_options.hpp) is every lesson's.
 void check_options_apply(const LessonEntry& lesson, const std::set<std::string>& given);
 
 }  // namespace attn

@@ -130,40 +130,6 @@ bool PanelSelection::selects(const std::vector<std::size_t>& index) const {
   return false;
 }
 
-std::optional<PanelSelection> parse_panel_selection(const std::string& text) {
-  PanelSelection sel;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    PanelSelection::Pick pick;
-    pick.text = item;
-    std::size_t i = 0;
-    // "b" digits, then optionally "-h" digits; or "h" digits alone.
-    auto number = [&](long& into) {
-      const std::size_t from = i;
-      while (i < item.size() && std::isdigit(static_cast<unsigned char>(item[i])) && i - from < 6) ++i;
-      if (i == from) return false;
-      into = std::stol(item.substr(from, i - from));
-      return true;
-    };
-    bool ok = false;
-    if (i < item.size() && item[i] == 'b') {
-      ++i;
-      ok = number(pick.batch);
-      if (ok && i < item.size()) ok = item.compare(i, 2, "-h") == 0 && (i += 2, number(pick.head));
-    } else if (i < item.size() && item[i] == 'h') {
-      ++i;
-      ok = number(pick.head);
-    }
-    if (!ok || i != item.size()) return std::nullopt;
-    sel.picks.push_back(pick);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return sel;
-}
-
 std::string svg_unmatched_pick(const Report& report, const PanelSelection& selection, std::size_t& count,
                                std::string& available, const PanelView& view) {
   count = 0;

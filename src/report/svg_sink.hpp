@@ -40,9 +40,7 @@ struct PanelSelection {
   bool selects(const std::vector<std::size_t>& index) const;
   bool selects(const Pick& pick, const std::vector<std::size_t>& index) const;
 };
-// Parses the option's text; an empty optional for anything but items of the form bN, hN, bN-hN
-// separated by commas.
-std::optional<PanelSelection> parse_panel_selection(const std::string& text);
+// The option's text is parsed by the command line (cli/output_options.hpp: parse_panel_selection).
 
 // The first pick of `selection` that matches no panel of `report` ("b5"), with `available` set
 // to what there is ("b0..b1, h0..h3"), or "" when every pick draws something. `count` gets the

@@ -104,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (any_weight) {
       opts.weights_dir = wdir;
       attn::cli::load_npy_dir("--weights", wdir, weight_names, opts.weights, allow_nonfinite);
-      attn::cli::refuse_unused_weights(lesson_name, wdir);
+      attn::cli::refuse_unused_weights(*lesson, wdir);
       opts.weights_torch_layout = torch_layout;
     }
     if (any_state) {

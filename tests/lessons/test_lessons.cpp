@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "cli/output_options.hpp"
 #include "lesson_kit/inputs.hpp"
 #include "lesson_kit/presets.hpp"
 #include "lesson_kit/registry.hpp"
@@ -93,13 +94,24 @@ TEST_CASE("add_lesson keeps the order keys' order, and refuses clashes") {
   LessonOption heads{"--heads", OptionType::Integer, 1, 8, 2, "shadows a shared option"};
   CHECK_THROWS_WITH_AS(add_lesson(table, entry(600, "f", {heads})), doctest::Contains("--heads is a shared option"),
                        std::logic_error);
-  // Every entry of the one shared table is taken, the output options too (--svg-panels and
-  // --full-json were missing from the hand-kept list this table replaced).
+  // Every entry of the lessons' shared table is taken (add_lesson refuses it), and so is every
+  // output option (--svg-panels and --full-json were missing from the hand-kept list these tables
+  // replaced): the command line refuses a table of lessons where one declares it, at start-up.
   for (const auto& shared : shared_options()) {
     CAPTURE(shared.flag);
     LessonOption clash{shared.flag, OptionType::Integer, 1, 8, 2, "shadows a shared option"};
     const std::string why = std::string(shared.flag) + " is a shared option";
     CHECK_THROWS_WITH_AS(add_lesson(table, entry(600, "f", {clash})), doctest::Contains(why.c_str()), std::logic_error);
+  }
+  CHECK_NOTHROW(cli::check_own_options(table));
+  CHECK_NOTHROW(cli::check_own_options(lessons()));
+  for (const auto& output : cli::output_options()) {
+    CAPTURE(output.flag);
+    CHECK(find_shared_option(output.flag) == nullptr);  // one row per option, in one table
+    std::vector<LessonEntry> with_clash = table;
+    add_lesson(with_clash, entry(600, "f", {LessonOption{output.flag, OptionType::Integer, 1, 8, 2, "shadows it"}}));
+    const std::string why = std::string(output.flag) + " is a shared option";
+    CHECK_THROWS_WITH_AS(cli::check_own_options(with_clash), doctest::Contains(why.c_str()), std::logic_error);
   }
   CHECK_THROWS_WITH_AS(add_lesson(table, entry(700, "g", {kSteps, kSteps})), doctest::Contains("declares --steps twice"),
                        std::logic_error);
