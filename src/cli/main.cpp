@@ -1,5 +1,7 @@
-// attn: the command line. CLI11 wiring only: parse options into LessonOptions, pick the sinks,
-// run the lesson, and turn every failure into one line on stderr with a non-zero status.
+// attn: the command line. CLI11 wiring only: register the option tables (the lessons',
+// lesson_kit/shared_options.hpp; the outputs', cli/output_options.hpp), hand what was typed to
+// their parsers, run the lesson, render it (cli/render.hpp), and turn every failure into one line
+// on stderr with a non-zero status.
 #include <cctype>
 #include <cerrno>
 #include <csignal>

@@ -48,22 +48,23 @@ void check_pictures(const OutputOptions& options) {
       throw UsageError("--step shows the text output", "--step", "--format text",
                        std::string("--format ") + format_name(options.format));
   }
-  if (options.svg) {
-    if (options.shapes_only)
-      throw UsageError("--svg draws values, but this run shows shapes only", "--svg",
-                       "values (drop --shapes-only; a preset that shows shapes takes --values)", "shapes only");
-    const std::string problem = report::svg_dir_problem(*options.svg);
-    if (!problem.empty())
-      throw UsageError("--svg cannot write there", "--svg", "a directory attn may write in (created if missing)", problem);
-  }
   if (options.svg_panels && !options.svg)
     throw UsageError("--svg-panels picks the pictures --svg draws", "--svg-panels", "--svg DIR", "no --svg");
+}
+
+void check_svg(const OutputOptions& options) {
+  if (options.shapes_only)
+    throw UsageError("--svg draws values, but this run shows shapes only", "--svg",
+                     "values (drop --shapes-only; a preset that shows shapes takes --values)", "shapes only");
+  const std::string problem = report::svg_dir_problem(*options.svg);
+  if (!problem.empty())
+    throw UsageError("--svg cannot write there", "--svg", "a directory attn may write in (created if missing)", problem);
 }
 
 void check_pictures_of(const report::Report& report, const OutputOptions& options) {
   check_head(report, options);
   if (!options.svg) return;
-  check_pictures(options);  // again: the directory may have changed while the lesson ran
+  check_svg(options);  // again: the directory may have changed while the lesson ran
   const std::string too_large = report::svg_size_problem(report);
   if (!too_large.empty())
     throw UsageError(too_large + " is too large to draw as SVG", "--svg",

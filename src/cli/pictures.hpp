@@ -13,10 +13,12 @@
 
 namespace attn::cli {
 
-// Before the lesson runs: --step without a terminal (or with --format json), --svg with
-// --shapes-only or a directory attn cannot write, --svg-panels without --svg. (Their values were
-// checked when parsed: output_options.hpp.) Throws UsageError; creates nothing.
+// Before the lesson runs: --step without a terminal (or with --format json), --svg-panels
+// without --svg. (Their values were checked when parsed: output_options.hpp.) Throws UsageError.
 void check_pictures(const OutputOptions& options);
+// --svg DIR (its row's check in cli/sinks.cpp): --shapes-only beside it, or a directory attn
+// cannot write. Throws UsageError; creates nothing.
+void check_svg(const OutputOptions& options);
 
 // After the lesson ran, before anything is written: refuses --head when no attention tensor of
 // the run has a head axis or N is past the last head, and (with --svg) a matrix too large to
