@@ -1,14 +1,15 @@
-// Every backward pass in core/grad against central finite differences, in double precision.
+// Every backward pass (namespace attn::grad, beside its forward pass in core/<op>.hpp) against
+// central finite differences, in double precision.
 //
 // Why double: a central difference (f(x + h) - f(x - h)) / 2h in float32 loses about
-// 1e-7 * |f| / h to rounding, which at any usable h swamps the error we look for. So each
-// backward function is compiled for double too (the templates in core/grad are instantiated for
-// float and double), each test runs the operation's forward pass in double, and the analytic
-// gradient must match the numeric one to 1e-7. A short double forward pass is written here for
-// the operations whose core forward is float only (linear, softmax, attention, the head moves);
-// each is first checked against the core function it stands for, so the gradient tested is the
-// gradient of what core computes. The float instantiations, which training uses, are then held
-// to the double ones within float rounding.
+// 1e-7 * |f| / h to rounding, which at any usable h swamps the error we look for. So every
+// operation, forward and backward, is compiled for double too (core's templates are
+// instantiated for float and double), and the analytic gradient must match the numeric one of
+// core's own double forward pass to 1e-7. A short plain-loop double forward pass is also written
+// here for linear, softmax, attention and the head moves: core's double forward is first held to
+// it, and core's float forward to both, so the operation differentiated is the one the lessons
+// run. The float backward instantiations, which training used to run, are then held to the
+// double ones within float rounding.
 //
 // Every test differentiates a scalar L = sum(out * R) with R a fixed random tensor, so
 // dL/dout = R and the backward pass receives R as its incoming gradient.
@@ -25,15 +26,9 @@
 #include "core/attention.hpp"
 #include "core/cross_entropy.hpp"
 #include "core/embedding.hpp"
-#include "core/grad/attention.hpp"
-#include "core/grad/cross_entropy.hpp"
-#include "core/grad/embedding.hpp"
-#include "core/grad/heads.hpp"
-#include "core/grad/linear.hpp"
-#include "core/grad/residual.hpp"
-#include "core/grad/softmax.hpp"
 #include "core/heads.hpp"
 #include "core/linear.hpp"
+#include "core/residual.hpp"
 #include "core/softmax.hpp"
 #include "support.hpp"
 
@@ -189,12 +184,14 @@ TEST_CASE("linear_backward: dx, dW and db match central differences") {
   D<1> b = random_double<1>(3, {5});        // (out,)
   const D<3> R = random_double<3>(4, {2, 3, 5});  // dL/dy (B, T, out)
 
-  // The reference forward pass is core's linear, in double.
+  // core's linear in double is the plain loop, and in float the same to float rounding.
   Linear layer{to_float(w), to_float(b)};
   CHECK(differences(linear(layer, to_float(x)), linear_d(x, w, b), 1e-6) == "");
+  CHECK(differences(linear(LinearT<double>{w, b}, x), linear_d(x, w, b), 1e-14) == "");
+  CHECK(contains(refusal([&] { linear(LinearT<double>{w, b}, R); }), "linear: shapes do not fit"));
 
   const auto g = grad::linear_backward(x, w, R, true);
-  auto loss = [&] { return dot(linear_d(x, w, b), R); };
+  auto loss = [&] { return dot(linear(LinearT<double>{w, b}, x), R); };  // core's forward, in double
   CHECK(differences(g.x, numeric_gradient(x, loss), kTol) == "");
   CHECK(differences(g.weight, numeric_gradient(w, loss), kTol) == "");
   CHECK(differences(g.bias, numeric_gradient(b, loss), kTol) == "");
@@ -210,8 +207,9 @@ TEST_CASE("softmax_rows_backward matches central differences, and a masked entry
   D<3> x = random_double<3>(5, {2, 3, 6}) * 3.0;  // (B, T, S)
   const D<3> R = random_double<3>(6, {2, 3, 6});   // dL/dy
   CHECK(differences(softmax_rows(to_float(x)), softmax_d(x), 1e-6) == "");
-  const D<3> y = softmax_d(x);
-  auto loss = [&] { return dot(softmax_d(x), R); };
+  CHECK(differences(softmax_rows(x), softmax_d(x), 1e-14) == "");
+  const D<3> y = softmax_rows(x);
+  auto loss = [&] { return dot(softmax_rows(x), R); };  // core's forward, in double
   CHECK(differences(grad::softmax_rows_backward(y, R), numeric_gradient(x, loss), kTol) == "");
 
   // Row 0 with its last three entries masked (-inf): their weights are 0 and so are their gradients.
@@ -234,9 +232,13 @@ TEST_CASE("attention_backward: dQ, dK, dV and every intermediate match central d
   const AttentionD ref = attention_d(q, k, v, true);
   CHECK(differences(core.attn_weights, ref.weights, 1e-6) == "");
   CHECK(differences(core.context, ref.context, 1e-6) == "");
+  const AttentionT<double> core_d = scaled_dot_product_attention(q, k, v, true);
+  CHECK(differences(core_d.attn_weights, ref.weights, 1e-14) == "");
+  CHECK(differences(core_d.context, ref.context, 1e-14) == "");
+  CHECK(differences(core_d.attn_scores, scores_d(q, k), 1e-14) == "");
 
-  const auto g = grad::attention_backward(q, k, v, ref.weights, R);
-  auto loss = [&] { return dot(attention_d(q, k, v, true).context, R); };
+  const auto g = grad::attention_backward(q, k, v, core_d.attn_weights, R);
+  auto loss = [&] { return dot(scaled_dot_product_attention(q, k, v, true).context, R); };  // core's, in double
   CHECK(differences(g.queries, numeric_gradient(q, loss), kTol) == "");
   CHECK(differences(g.keys, numeric_gradient(k, loss), kTol) == "");
   CHECK(differences(g.values, numeric_gradient(v, loss), kTol) == "");
@@ -275,8 +277,10 @@ TEST_CASE("attention_backward without a mask matches central differences too") {
   D<4> k = random_double<4>(12, {1, 3, 5, 2});
   D<4> v = random_double<4>(13, {1, 3, 5, 2});
   const D<4> R = random_double<4>(14, {1, 3, 5, 2});
-  const auto g = grad::attention_backward(q, k, v, attention_d(q, k, v, false).weights, R);
-  auto loss = [&] { return dot(attention_d(q, k, v, false).context, R); };
+  const AttentionT<double> core_d = scaled_dot_product_attention(q, k, v, false);
+  CHECK(differences(core_d.context, attention_d(q, k, v, false).context, 1e-14) == "");
+  const auto g = grad::attention_backward(q, k, v, core_d.attn_weights, R);
+  auto loss = [&] { return dot(scaled_dot_product_attention(q, k, v, false).context, R); };
   CHECK(differences(g.queries, numeric_gradient(q, loss), kTol) == "");
   CHECK(differences(g.keys, numeric_gradient(k, loss), kTol) == "");
   CHECK(differences(g.values, numeric_gradient(v, loss), kTol) == "");
@@ -289,6 +293,16 @@ TEST_CASE("head split and merge: their backward passes are the reverse moves") {
   const Ten4 heads = swap_token_head_axes(split_heads(to_float(x), 3));  // (B, h, T, d_k)
   CHECK(differences(heads, split_d(x, 3), 0.0) == "");
   CHECK(differences(merge_heads(swap_token_head_axes(heads)), x, 0.0) == "");
+  // The same moves in double, and to_heads / from_heads, which do both steps at once.
+  CHECK(differences(swap_token_head_axes(split_heads(x, 3)), split_d(x, 3), 0.0) == "");
+  D<4> moved;
+  to_heads(x, 3, moved);  // (B, h, T, d_k)
+  CHECK(differences(moved, split_d(x, 3), 0.0) == "");
+  D<3> back;
+  from_heads(moved, back);  // (B, T, d)
+  CHECK(differences(back, x, 0.0) == "");
+  CHECK(differences(merge_heads(swap_token_head_axes(moved)), x, 0.0) == "");
+  CHECK(contains(refusal([&] { to_heads(x, 4, moved); }), "to_heads: 4 heads do not divide d_out 6"));
 
   auto split_loss = [&] { return dot(split_d(x, 3), R4); };
   CHECK(differences(grad::split_heads_backward(R4), numeric_gradient(x, split_loss), kTol) == "");
@@ -363,7 +377,7 @@ TEST_CASE("a residual's backward pass adds the gradient of each path") {
   D<2> into = random_double<2>(22, {2, 3});
   const D<2> before = into;
   const D<2> d = random_double<2>(23, {2, 3});
-  grad::accumulate(into, d);
+  add_into(into, d);
   CHECK(differences(into, before + d, 0.0) == "");
-  CHECK(contains(refusal([&] { grad::accumulate(into, D<2>(xt::zeros<double>({3, 2}))); }), "(3, 2)"));
+  CHECK(contains(refusal([&] { add_into(into, D<2>(xt::zeros<double>({3, 2}))); }), "(3, 2)"));
 }

@@ -106,18 +106,40 @@ TEST_CASE("the forward pass, the loss and every gradient match PyTorch's grad_ti
   CHECK(after == doctest::Approx(load_fixture<1>("grad_tinylm__loss_after_sgd.npy")(0)).epsilon(1e-5));
 }
 
-TEST_CASE("the model's attention is core's attention, and the double model agrees with the float one") {
+TEST_CASE("each block keeps what core's attention returns, in float and in double, and double agrees with float") {
   const TinyLm m = fixture_model();
   Ids ids, targets;
   fixture_data(ids, targets);
   const TinyLmForward<float> f = tiny_lm_forward(m, ids);
-  // The forward pass computes attention itself, in the model's type; in float it equals core's.
-  const Attention core = scaled_dot_product_attention(f.blocks[0].queries, f.blocks[0].keys, f.blocks[0].values, true);
-  CHECK(differences(f.blocks[0].attn_weights, core.attn_weights, 1e-6) == "");
-  CHECK(differences(f.blocks[0].context, core.context, 1e-6) == "");
-  // model.double(): the same weights; loss and gradients agree with float32's to its rounding.
+  // The forward pass calls core's attention into buffers it keeps; what they hold is exactly
+  // what the returning form gives on the same heads.
+  const TinyLmBlockForward<float>& b = f.blocks[0];
+  const Attention core = scaled_dot_product_attention(b.queries, b.keys, b.values, true);
+  CHECK(b.attn_scores == core.attn_scores);
+  CHECK(b.scaled == core.scaled);
+  CHECK(b.attn_weights == core.attn_weights);
+  CHECK(b.context == core.context);
+  // model.double(): the same weights through the double instantiations of the same operations.
   const TinyLmT<double> md = to_double(m);
   const TinyLmForward<double> fd = tiny_lm_forward(md, ids);
+  const TinyLmBlockForward<double>& bd = fd.blocks[0];
+  const AttentionT<double> core_d = scaled_dot_product_attention(bd.queries, bd.keys, bd.values, true);
+  CHECK(bd.attn_weights == core_d.attn_weights);
+  CHECK(bd.context == core_d.context);
+  // Float and double agree to float32's rounding, activation by activation (a template
+  // instantiated differently for one type, e.g. another scale or mask, would show here).
+  CHECK(differences(b.queries, bd.queries, 1e-6) == "");
+  CHECK(differences(b.scaled, bd.scaled, 1e-5) == "");
+  CHECK(differences(b.attn_weights, bd.attn_weights, 1e-6) == "");
+  CHECK(differences(b.context, bd.context, 1e-6) == "");
+  CHECK(differences(f.logits, fd.logits, 1e-5) == "");
+  // The future is hidden in both: -inf scaled scores and weights exactly 0 above the diagonal.
+  for (std::size_t t = 0; t + 1 < 5; ++t) {
+    CHECK(std::isinf(bd.scaled(1, 1, t, t + 1)));
+    CHECK(bd.attn_weights(1, 1, t, t + 1) == 0.0);
+    CHECK(b.attn_weights(1, 1, t, t + 1) == 0.0f);
+  }
+  // Loss and gradients agree with float32's (the fixture's) to its rounding.
   CHECK(tiny_lm_loss(fd, targets) == doctest::Approx(load_fixture<1>("grad_tinylm__loss.npy")(0)).epsilon(1e-6));
   const TinyLmGrads<double> gd = tiny_lm_backward(md, fd, targets);
   CHECK(differences(gd.params.blocks[0].W_query.weight, load_fixture<2>("grad_tinylm__W_query_weight_grad.npy"), 1e-6) == "");
@@ -220,7 +242,11 @@ TEST_CASE("a forward and backward pass into reused buffers equals one into fresh
     // Poison every buffer: the next pass must overwrite all of it.
     for (auto* t : {&f.x, &f.y, &f.logits, &f.projection, &g.x, &g.logits, &g.d_rows, &g.d_input}) t->fill(1e30f);
     for (auto& b : g.params.blocks) b.out_proj.bias.fill(1e30f);
-    for (auto& b : f.blocks) b.attn_weights.fill(1e30f);
+    for (auto& b : f.blocks) {
+      b.attn_scores.fill(1e30f);
+      b.scaled.fill(1e30f);
+      b.attn_weights.fill(1e30f);
+    }
   }
 }
 

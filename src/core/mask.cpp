@@ -16,11 +16,24 @@ Mat lower_triangle(std::size_t T) {
   return tril;
 }
 
-void masked_fill_inplace(float* scores, std::size_t matrices, const Mat& mask, float fill) {
+namespace {
+
+template <class T>
+void fill_where(T* scores, std::size_t matrices, const Mat& mask, T fill) {
   const std::size_t cells = mask.size();
   for (std::size_t m = 0; m < matrices; ++m)
     for (std::size_t c = 0; c < cells; ++c)
       if (mask.data()[c] != 0.0f) scores[m * cells + c] = fill;
+}
+
+}  // namespace
+
+void masked_fill_inplace(float* scores, std::size_t matrices, const Mat& mask, float fill) {
+  fill_where(scores, matrices, mask, fill);
+}
+
+void masked_fill_inplace(double* scores, std::size_t matrices, const Mat& mask, double fill) {
+  fill_where(scores, matrices, mask, fill);
 }
 
 }  // namespace attn

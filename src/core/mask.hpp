@@ -16,8 +16,10 @@ Mat causal_mask(std::size_t T);  // (T, T)
 Mat lower_triangle(std::size_t T);  // (T, T)
 
 // Where mask is 1, in every (T, S) matrix of the last two axes: replace the score with `fill`
-// (scores.masked_fill(mask.bool(), fill)). Any rank >= 2.
+// (scores.masked_fill(mask.bool(), fill)). Any rank >= 2. In float (the lessons) or double
+// (training's attention, core/attention.hpp).
 void masked_fill_inplace(float* scores, std::size_t matrices, const Mat& mask, float fill);
+void masked_fill_inplace(double* scores, std::size_t matrices, const Mat& mask, double fill);
 
 template <std::size_t N>
 xt::xtensor<float, N> masked_fill(const xt::xtensor<float, N>& scores, const Mat& mask, float fill) {

@@ -110,11 +110,15 @@ Ten3 matmul_bt(const Ten3& x, const Mat& w) {
   if (w.shape()[1] != k) mismatch("linear", to_shape(x.shape()), to_shape(w.shape()));
   const std::size_t n = w.shape()[0];
   Ten3 y = xt::empty<float>({B, T, n});  // (B, T, n)
-  if (takes_small_gemm(B * T, n, k))
-    small_gemm_bt(B * T, n, k, x.data(), w.data(), y.data());
-  else
-    gemm(x.data(), w.data(), y.data(), B * T, k, n, true);
+  matmul_bt_rows(B * T, n, k, x.data(), w.data(), y.data());
   return y;
+}
+
+void matmul_bt_rows(std::size_t rows, std::size_t n, std::size_t k, const float* x, const float* w, float* y) {
+  if (takes_small_gemm(rows, n, k))
+    small_gemm_bt(rows, n, k, x, w, y);
+  else
+    gemm(x, w, y, rows, k, n, true);
 }
 
 }  // namespace attn

@@ -33,6 +33,9 @@ Ten3 matmul(const Ten3& x, const Mat& w);
 // x @ w^T for every row of x: (B, T, k) @ (n, k)^T -> (B, T, n), one product over all B*T rows
 // (nn.Linear's weight (out, in)).
 Ten3 matmul_bt(const Ten3& x, const Mat& w);
+// The product behind the one above, on raw row-major buffers: y (rows, n) = x (rows, k) @ w (n, k)^T,
+// every entry of y written (core/linear.hpp's forward pass writes into a buffer it keeps).
+void matmul_bt_rows(std::size_t rows, std::size_t n, std::size_t k, const float* x, const float* w, float* y);
 
 // Which kernel those two run. A few rows against a large weight is a memory-bound product that
 // sgemm handles badly (core/small_gemm.hpp): with B*T <= kSmallGemmMaxRows rows and a weight of

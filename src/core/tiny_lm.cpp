@@ -1,96 +1,24 @@
-// The tiny language model's forward and backward passes (see tiny_lm.hpp). The backward pass
-// walks the forward pass in reverse, one call to a core/grad function per forward step.
+// The tiny language model's forward and backward passes (see tiny_lm.hpp): one call to a core
+// operation per step, and the backward pass walks the forward pass in reverse, one call to that
+// operation's backward pass (namespace grad) per forward step.
 //
 // Legend: B batch, T tokens, V vocabulary, d model width, h heads, d_k = d / h, L blocks.
 #include "core/tiny_lm.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "core/cross_entropy.hpp"
-#include "core/grad/cross_entropy.hpp"
-#include "core/grad/embedding.hpp"
-#include "core/grad/gemm.hpp"
-#include "core/grad/heads.hpp"
-#include "core/grad/linear.hpp"
-#include "core/grad/residual.hpp"
-#include "core/linear.hpp"
+#include "core/heads.hpp"
+#include "core/residual.hpp"
 
 namespace attn {
 
 namespace {
 
-template <class T>
-using Ten3T = xt::xtensor<T, 3>;
-template <class T>
-using Ten4T = xt::xtensor<T, 4>;
-
 std::vector<std::size_t> flat(const Ids& ids) { return std::vector<std::size_t>(ids.begin(), ids.end()); }
-
-template <class T>
-LinearT<T> zeros_like(const LinearT<T>& l) {
-  LinearT<T> z;
-  z.weight = xt::zeros<T>(l.weight.shape());                 // (out, in)
-  if (l.has_bias()) z.bias = xt::zeros<T>(l.bias.shape());  // (out,)
-  return z;
-}
-
-// y = x @ W^T + b, as core/linear.hpp, into y: (B, T, in) -> (B, T, out). Every helper below
-// writes into a tensor the caller keeps, resized only when its shape changes (see tiny_lm.hpp).
-template <class T>
-void linear_t(const LinearT<T>& layer, const Ten3T<T>& x, Ten3T<T>& y) {
-  const std::size_t B = x.shape()[0], Tn = x.shape()[1], in = x.shape()[2], out = layer.weight.shape()[0];
-  y.resize({B, Tn, out});  // (B, T, out), written whole by the product (beta 0)
-  grad::gemm<T>(false, true, B * Tn, out, in, x.data(), layer.weight.data(), T(0), y.data());
-  if (layer.has_bias())
-    for (std::size_t r = 0; r < B * Tn; ++r)
-      for (std::size_t o = 0; o < out; ++o) y.data()[r * out + o] += layer.bias(o);
-}
-
-// The head moves are pure rearrangements, and each one's backward pass is the other's forward
-// pass (core/grad/heads.hpp), so the forward pass uses them directly:
-//   split + transpose (B, T, d) -> (B, h, T, d_k)  =  merge_heads_backward
-//   transpose + merge (B, h, T, d_k) -> (B, T, d)  =  split_heads_backward
-template <class T>
-void to_heads(const Ten3T<T>& x, std::size_t h, Ten4T<T>& heads) {
-  grad::merge_heads_backward(x, h, heads);
-}
-template <class T>
-void from_heads(const Ten4T<T>& x, Ten3T<T>& merged) {
-  grad::split_heads_backward(x, merged);
-}
-
-// Causal scaled dot-product attention per (batch, head), as core/attention.hpp computes it:
-// scores Q K^T, divided by sqrt(d_k), -inf above the diagonal, softmax by rows (stable), @ V.
-template <class T>
-void attention_t(const Ten4T<T>& q, const Ten4T<T>& k, const Ten4T<T>& v, Ten4T<T>& weights, Ten4T<T>& context) {
-  const std::size_t B = q.shape()[0], h = q.shape()[1], Tn = q.shape()[2], d_k = q.shape()[3];
-  weights.resize({B, h, Tn, Tn});   // (B, h, T, T)
-  context.resize({B, h, Tn, d_k});  // (B, h, T, d_k)
-  const T root = std::sqrt(static_cast<T>(d_k));
-  for (std::size_t m = 0; m < B * h; ++m) {
-    T* w = weights.data() + m * Tn * Tn;
-    grad::gemm<T>(false, true, Tn, Tn, d_k, q.data() + m * Tn * d_k, k.data() + m * Tn * d_k, T(0), w);
-    for (std::size_t t = 0; t < Tn; ++t) {
-      T* row = w + t * Tn;
-      T top = -std::numeric_limits<T>::infinity();
-      for (std::size_t s = 0; s <= t; ++s) {
-        row[s] /= root;
-        top = std::max(top, row[s]);
-      }
-      T sum = 0;
-      for (std::size_t s = 0; s <= t; ++s) sum += (row[s] = std::exp(row[s] - top));
-      const T inv = T(1) / sum;
-      for (std::size_t s = 0; s <= t; ++s) row[s] *= inv;
-      for (std::size_t s = t + 1; s < Tn; ++s) row[s] = T(0);  // the future: exp(-inf) = 0
-    }
-    grad::gemm<T>(false, false, Tn, d_k, Tn, w, v.data() + m * Tn * d_k, T(0), context.data() + m * Tn * d_k);
-  }
-}
 
 }  // namespace
 
@@ -110,10 +38,7 @@ TinyLm make_tiny_lm(TorchGenerator& gen, std::size_t vocab, std::size_t context,
                                 std::to_string(vocab) + ", context " + std::to_string(context) + ", d " +
                                 std::to_string(d) + ", heads " + std::to_string(heads) + ", layers " +
                                 std::to_string(layers));
-  auto linear_of = [&](std::size_t in, std::size_t out, bool bias) {
-    const Linear l = make_linear(gen, in, out, bias);  // weight (out, in), bias (out,)
-    return LinearT<float>{l.weight, l.bias};
-  };
+  auto linear_of = [&](std::size_t in, std::size_t out, bool bias) { return make_linear(gen, in, out, bias); };
   TinyLm m;
   m.heads = heads;
   m.tok = gen.randn(vocab, d);    // (V, d)
@@ -131,7 +56,7 @@ TinyLm make_tiny_lm(TorchGenerator& gen, std::size_t vocab, std::size_t context,
 }
 
 TinyLmT<double> to_double(const TinyLm& model) {
-  auto cast = [](const LinearT<float>& l) { return LinearT<double>{xt::cast<double>(l.weight), xt::cast<double>(l.bias)}; };
+  auto cast = [](const Linear& l) { return to_double(l); };
   TinyLmT<double> m;
   m.heads = model.heads;
   m.tok = xt::cast<double>(model.tok);  // (V, d)
@@ -170,20 +95,21 @@ void tiny_lm_forward(const TinyLmT<T>& model, const Ids& ids, TinyLmForward<T>& 
   for (std::size_t l = 0; l < L; ++l) {
     const TinyLmBlockT<T>& block = model.blocks[l];
     TinyLmBlockForward<T>& bf = f.blocks[l];
-    linear_t(block.W_query, bf.x, f.projection);  // (B, T, d)
+    linear(block.W_query, bf.x, f.projection);        // (B, T, d)
     to_heads(f.projection, model.heads, bf.queries);  // (B, T, d) -> (B, h, T, d_k)
-    linear_t(block.W_key, bf.x, f.projection);
+    linear(block.W_key, bf.x, f.projection);
     to_heads(f.projection, model.heads, bf.keys);  // (B, h, T, d_k)
-    linear_t(block.W_value, bf.x, f.projection);
+    linear(block.W_value, bf.x, f.projection);
     to_heads(f.projection, model.heads, bf.values);  // (B, h, T, d_k)
-    attention_t(bf.queries, bf.keys, bf.values, bf.attn_weights, bf.context);  // (B, h, T, T), (B, h, T, d_k)
-    from_heads(bf.context, bf.merged);                  // (B, h, T, d_k) -> (B, T, d)
-    linear_t(block.out_proj, bf.merged, bf.projected);  // (B, T, d)
-    Ten3T<T>& leaving = l + 1 < L ? f.blocks[l + 1].x : f.y;  // the stream leaving this block
-    leaving = bf.x;                                           // (B, T, d)  the skip path
-    grad::accumulate(leaving, bf.projected);                  // (B, T, d)  x + out_proj(...)
+    scaled_dot_product_attention(bf.queries, bf.keys, bf.values, true, bf.attn_scores, bf.scaled, bf.attn_weights,
+                                 bf.context);             // (B, h, T, T) three times, (B, h, T, d_k)
+    from_heads(bf.context, bf.merged);                    // (B, h, T, d_k) -> (B, T, d)
+    linear(block.out_proj, bf.merged, bf.projected);      // (B, T, d)
+    xt::xtensor<T, 3>& leaving = l + 1 < L ? f.blocks[l + 1].x : f.y;  // the stream leaving this block
+    leaving = bf.x;                                                    // (B, T, d)  the skip path
+    add_into(leaving, bf.projected);                                   // (B, T, d)  x + out_proj(...)
   }
-  linear_t(model.unembed, f.y, f.logits);  // (B, T, V)
+  linear(model.unembed, f.y, f.logits);  // (B, T, V)
 }
 
 template <class T>
@@ -229,14 +155,14 @@ void tiny_lm_backward(const TinyLmT<T>& model, const TinyLmForward<T>& f, const 
     grad::attention_backward(bf.queries, bf.keys, bf.values, bf.attn_weights, g.d_context, g.blocks[l]);
     const grad::AttentionGrads<T>& ag = g.blocks[l];
     // The three projections read the same x, so their input gradients add up in g.x.
-    const std::pair<const LinearT<T>*, const Ten4T<T>*> projections[] = {
+    const std::pair<const LinearT<T>*, const xt::xtensor<T, 4>*> projections[] = {
         {&block.W_query, &ag.queries}, {&block.W_key, &ag.keys}, {&block.W_value, &ag.values}};
     LinearT<T>* grads[] = {&gb.W_query, &gb.W_key, &gb.W_value};
     for (std::size_t p = 0; p < 3; ++p) {
       grad::split_heads_backward(*projections[p].second, g.d_rows);  // (B, h, T, d_k) -> (B, T, d)
       grad::linear_backward<T>(bf.x, projections[p].first->weight, g.d_rows, g.d_input, grads[p]->weight,
                             nullptr);                                 // (B, T, d), (d, d)
-      grad::accumulate(g.x, g.d_input);                               // (B, T, d)
+      add_into(g.x, g.d_input);                                       // (B, T, d)
     }
   }
   g.params.tok = grad::embedding_backward(f.ids, g.x, model.vocab());                 // (V, d)

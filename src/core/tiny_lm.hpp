@@ -15,9 +15,9 @@
 // gives the same numbers in float64 (PyTorch's model.double()). A lesson trains in double: over
 // hundreds of steps training amplifies every last-bit difference, and float32's, which differ
 // between OpenBLAS kernels, thread counts and libm variants, grow to differences in the printed
-// digits, while float64's stay far below them. The forward pass below is computed in the model's
-// own type with the operations of core/heads.hpp and core/attention.hpp (test_tiny_lm checks that
-// the float pass equals scaled_dot_product_attention on the same heads).
+// digits, while float64's stay far below them. Both passes call the lessons' own operations, each
+// templated on the element type: core/linear.hpp, core/heads.hpp, core/attention.hpp,
+// core/residual.hpp, core/embedding.hpp and core/cross_entropy.hpp, forward and backward.
 //
 // Legend: B batch, T tokens (<= context), V vocabulary, d model width, h heads, d_k = d / h,
 // L blocks.
@@ -27,20 +27,13 @@
 #include <vector>
 
 #include "core/adam.hpp"
+#include "core/attention.hpp"
 #include "core/embedding.hpp"
 #include "core/generator.hpp"
-#include "core/grad/attention.hpp"
+#include "core/linear.hpp"
 #include "core/tensor.hpp"
 
 namespace attn {
-
-// nn.Linear's parameters in type T: weight (out, in), bias (out,) or empty.
-template <class T>
-struct LinearT {
-  xt::xtensor<T, 2> weight;
-  xt::xtensor<T, 1> bias;
-  bool has_bias() const { return bias.size() != 0; }
-};
 
 template <class T>
 struct TinyLmBlockT {
@@ -84,7 +77,9 @@ struct TinyLmBlockForward {
   xt::xtensor<T, 4> queries;       // (B, h, T, d_k)
   xt::xtensor<T, 4> keys;          // (B, h, T, d_k)
   xt::xtensor<T, 4> values;        // (B, h, T, d_k)
-  xt::xtensor<T, 4> attn_weights;  // (B, h, T, T)    softmax(causal(Q K^T) / sqrt(d_k))
+  xt::xtensor<T, 4> attn_scores;   // (B, h, T, T)    Q K^T
+  xt::xtensor<T, 4> scaled;        // (B, h, T, T)    / sqrt(d_k), -inf above the diagonal
+  xt::xtensor<T, 4> attn_weights;  // (B, h, T, T)    softmax(scaled) by rows
   xt::xtensor<T, 4> context;       // (B, h, T, d_k)  attn_weights @ V
   xt::xtensor<T, 3> merged;        // (B, T, d)       the heads side by side again
   xt::xtensor<T, 3> projected;     // (B, T, d)       out_proj(merged), added to x

@@ -13,7 +13,6 @@
 #include "core/adam.hpp"
 #include "core/bahdanau_model.hpp"
 #include "core/cross_entropy.hpp"
-#include "core/grad/cross_entropy.hpp"
 #include "lesson_kit/align_task.hpp"
 
 using namespace attn;

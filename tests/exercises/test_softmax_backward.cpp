@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "core/generator.hpp"
-#include "core/grad/softmax.hpp"
 #include "core/softmax.hpp"
 #include "expect.hpp"
 

@@ -16,7 +16,6 @@
 #include "core/adam.hpp"
 #include "core/bahdanau_model.hpp"
 #include "core/cross_entropy.hpp"
-#include "core/grad/cross_entropy.hpp"
 #include "io/npy.hpp"
 #include "lesson_kit/align_task.hpp"
 #include "lesson_kit/registry.hpp"

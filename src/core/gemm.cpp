@@ -6,13 +6,13 @@
 // more system time than arithmetic). So a larger product is cut into slices of rows (or, when one
 // row is already too large, of the inner dimension, accumulating) that OpenBLAS runs on the
 // calling thread. The slicing depends only on the sizes, so the result is the same on every run.
-#include "core/grad/gemm.hpp"
+#include "core/gemm.hpp"
 
 #include <algorithm>
 
 #include <cblas.h>
 
-namespace attn::grad {
+namespace attn {
 
 namespace {
 
@@ -67,4 +67,4 @@ template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, con
 template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, const double*, const double*, double,
                            double*);
 
-}  // namespace attn::grad
+}  // namespace attn

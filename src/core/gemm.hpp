@@ -1,16 +1,19 @@
-// Matrix products for the backward passes, in float or double (internal to core/grad).
+// Matrix products in float or double, on the calling thread: the backward passes' products, and the
+// forward passes' products in double.
 //
 // The backward passes run in float for training and in double for the finite-difference tests,
-// so their products dispatch on the element type to OpenBLAS's sgemm or dgemm. OpenBLAS's
-// <cblas.h> is included only in the .cpp files of core/grad, which include no xtensor-blas
-// header (DESIGN.md, trap 8).
+// and the forward passes run in double for training (core/tiny_lm.hpp), so these products
+// dispatch on the element type to OpenBLAS's sgemm or dgemm. A forward pass in float keeps
+// core/matmul's sgemm, the call the lessons have always made. OpenBLAS's <cblas.h> is included
+// only in gemm.cpp, which includes no xtensor-blas header (DESIGN.md, trap 8). Include this
+// header from .cpp files only (no operation's header needs it).
 //
 // Legend: m, k, n matrix sizes; every buffer row-major and contiguous.
 #pragma once
 
 #include <cstddef>
 
-namespace attn::grad {
+namespace attn {
 
 // c (m, n) = op(a) @ op(b) + beta * c, where op(a) is (m, k) and op(b) is (k, n).
 //   a is stored (m, k), or (k, m) when a_t;  b is stored (k, n), or (n, k) when b_t.
@@ -19,4 +22,4 @@ namespace attn::grad {
 template <class T>
 void gemm(bool a_t, bool b_t, std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T beta, T* c);
 
-}  // namespace attn::grad
+}  // namespace attn
