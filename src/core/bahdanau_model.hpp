@@ -10,7 +10,7 @@
 //
 // Every product is a plain loop in a fixed order, not OpenBLAS: a training run feeds each step's
 // rounding into the next, and OpenBLAS rounds differently under each CPU kernel and thread count
-// (DESIGN.md trap 11), which a few hundred steps would turn into different printed losses. The
+// (docs/architecture.md, trap 11), which a few hundred steps would turn into different printed losses. The
 // sizes are tiny, so the loops cost nothing that matters.
 //
 // Legend: S source words, T target words, V_src / V_in / V_out vocabularies (V_in = V_out + 1 for

@@ -4,8 +4,8 @@
 // rq <= tile_q rows of one query block, rk <= tile_k rows of one key tile.
 //
 // Everything below works on raw row-major buffers: the tile loops run T/tile_q * S/tile_k times,
-// and per-tile xtensor views or copies would cost more than the tile's GEMMs (DESIGN.md,
-// performance notes). The products go through matmul.hpp's strided sgemm.
+// and per-tile xtensor views or copies would cost more than the tile's GEMMs
+// (docs/architecture.md, "Performance"). The products go through matmul.hpp's strided sgemm.
 #include "core/flash.hpp"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 // and the forward passes run in double for training (core/tiny_lm.hpp), so these products
 // dispatch on the element type to OpenBLAS's sgemm or dgemm. A forward pass in float keeps
 // core/matmul's sgemm, the call the lessons have always made. OpenBLAS's <cblas.h> is included
-// only in gemm.cpp, which includes no xtensor-blas header (DESIGN.md, trap 8). Include this
+// only in gemm.cpp, which includes no xtensor-blas header (docs/architecture.md, trap 8). Include this
 // header from .cpp files only (no operation's header needs it).
 //
 // Legend: m, k, n matrix sizes; every buffer row-major and contiguous.

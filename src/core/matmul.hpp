@@ -59,7 +59,8 @@ bool takes_small_gemm(std::size_t rows, std::size_t n, std::size_t k);
 // h * d_k) projection) or accumulates into its output:
 //   c (m, n) = alpha * a (m, k) @ op(b) + beta * c,   op(b) = b (k, n), or b^T with b stored (n, k).
 // lda, ldb, ldc are the distances between consecutive rows of a, b (as stored) and c. With k = 0
-// it only scales c by beta. Declared here so that no caller needs <cblas.h> (DESIGN.md, trap 8).
+// it only scales c by beta. Declared here so that no caller needs <cblas.h> (docs/architecture.md,
+// trap 8).
 void sgemm(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
            const float* b, std::size_t ldb, bool b_transposed, float beta, float* c, std::size_t ldc);
 

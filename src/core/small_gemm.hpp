@@ -31,7 +31,7 @@
 // Instruction sets: one body, written with GCC's vector extensions, is compiled three times
 // (AVX-512, AVX2+FMA, plain x86-64 SSE2) and the widest the CPU runs is chosen at run time, so the
 // binary runs on any x86-64 CPU without -march=native (which would change other files' last
-// digits, DESIGN.md trap 10).
+// digits: docs/architecture.md, trap 10).
 //
 // Legend: m rows of a and c (B * T tokens), k inner width (in), n output width (out).
 #pragma once
