@@ -399,7 +399,7 @@ int main(int argc, char** argv) {
     if (!lesson->get_option_no_throw(a.flag))
       lesson->add_option(a.flag, raw.text[a.flag], a.help)->type_name("INT")->group("The articles' names (docs/names.md)");
 
-  // Exercises (src/cli/exercises.cpp): list them, check one, show its hint.
+  // Exercises (src/cli/exercises.hpp): list them, check one, show its hint.
   std::string exercise;
   app.add_subcommand("exercises", "List the exercises: what to edit, and which pass now");
   CLI::App* check = app.add_subcommand("check", "Build one exercise and run its checks: attn check NAME");

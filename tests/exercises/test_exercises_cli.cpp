@@ -48,15 +48,20 @@ std::size_t count_lines(const std::string& s) {
   return n;
 }
 
-// An exercise whose learner file is as committed, so that it must fail; nullptr when the
-// learner has edited every one (then the shipped behaviour cannot be observed here).
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// An exercise whose working copy is its stub (or not written yet: attn check writes the stub), so
+// that it must fail; nullptr when the learner has edited every one (then the shipped behaviour
+// cannot be observed here; exercise/<name>/as-shipped checks the stubs themselves).
 const Exercise* untouched_exercise() {
   const ExercisePaths p = ExercisePaths::configured();
-  for (const Exercise& e : table()) {
-    const auto r = attn::testing::run({"/usr/bin/git", "-C", p.source_dir, "diff", "--quiet", "HEAD", "--",
-                                       p.learner(e)});
-    if (r.status != 1) return &e;  // 0: unchanged; anything else: no git, take it as shipped
-  }
+  for (const Exercise& e : table())
+    if (!fs::exists(p.learner(e)) || read_text(p.learner(e)) == read_text(p.shipped(e))) return &e;
   return nullptr;
 }
 
@@ -643,14 +648,17 @@ int main() { return sum(std::make_index_sequence<(1u << 26)>{}) == 1; }
   CHECK(c.seconds < kBoundS);
 }
 
-TEST_CASE("attn check on a deleted learner file: one line saying attn reset restores it, status 1") {
+TEST_CASE("attn check on a deleted learner file whose stub is gone too: one line saying how both come back, status 1") {
+  // With its stub there, a deleted working copy is simply written again (the workspace cases below).
   Runaway r("int main() { return 0; }\n");
   fs::remove(r.paths.learner(r.e));
   const Checked c = check(r, attn::cli::CheckLimits{});
   CHECK(c.status == 1);
   CHECK(c.out.empty());
   CHECK(c.err == "attn: error: lessons/exercises/demo.cpp is missing (the file you edit for demo: a file vs not "
-                 "found); attn reset demo restores it as shipped\n");
+                 "found), and so is its stub lessons/exercises/shipped/demo.cpp; git checkout "
+                 "lessons/exercises/shipped/demo.cpp restores the stub, and attn check demo then writes your copy "
+                 "from it\n");
 }
 
 // ---- attn reset, "Next:", the solution's path ---------------------------------------------
@@ -762,6 +770,61 @@ TEST_CASE("attn reset NAME: the shipped stub comes back, the learner's version i
   CHECK(attn::cli::reset_exercise(course.paths, "b", again) == 0);
   CHECK(again.str() == "attn reset b: lessons/exercises/b.cpp is already as shipped; nothing to do.\n");
   CHECK_THROWS_AS(attn::cli::reset_exercise(course.paths, "bb", out), attn::UsageError);
+}
+
+TEST_CASE("the workspace: a missing working copy is written from the stub by attn exercises, hint and check") {
+  Course course;
+  const Exercise& b = course.get("b");
+  const std::string copy = course.paths.learner(b);
+  std::ostringstream out;
+  fs::remove(copy);
+  CHECK(attn::cli::list_exercises(course.paths, out) == 0);
+  CHECK(course.read(copy) == kFail);  // the stub's bytes
+  CHECK(course.read(course.paths.base(b)) == kFail);
+  fs::remove(copy);
+  CHECK(attn::cli::print_hint(course.paths, "b", out) == 0);
+  CHECK(course.read(copy) == kFail);
+  fs::remove(copy);
+  const Checked c = course.check("b");
+  CHECK(c.status == 1);
+  CHECK(c.out.find("not solved yet") != std::string::npos);  // built from the copy just written
+  CHECK(course.read(copy) == kFail);
+  // The whole workspace gone (a fresh clone): every copy comes back.
+  for (const Exercise& e : course.all) fs::remove(course.paths.learner(e));
+  fs::remove_all(course.paths.source_dir + "/lessons/exercises/.base");
+  CHECK(attn::cli::list_exercises(course.paths, out) == 0);
+  for (const Exercise& e : course.all) CHECK(course.read(course.paths.learner(e)) == kFail);
+}
+
+TEST_CASE("the workspace: a changed stub replaces an untouched copy, is named beside an edited one, and attn reset "
+          "writes it") {
+  Course course;
+  std::ostringstream first;
+  REQUIRE(attn::cli::list_exercises(course.paths, first) == 0);  // notes each copy's stub
+  const std::string mine = "int main() { return 1; }  // my work\n";
+  Course::write(course.paths.learner(course.get("b")), mine);
+  const std::string newer_stub = "int main() { return 2; }  // TODO, a clearer stub\n";
+  for (const Exercise& e : course.all) Course::write(course.paths.shipped(e), newer_stub);  // a git pull
+
+  std::ostringstream out;
+  REQUIRE(attn::cli::list_exercises(course.paths, out) == 0);
+  CHECK(course.read(course.paths.learner(course.get("a"))) == newer_stub);  // nothing of the learner's lost
+  CHECK(course.read(course.paths.learner(course.get("b"))) == mine);        // never overwritten
+  std::string said = out.str();
+  for (std::size_t nl; (nl = said.find("\n  ")) != std::string::npos;) said.replace(nl, 3, " ");  // unwrap
+  CHECK(said.find("note: the stub of b (lessons/exercises/shipped/b.cpp) has changed since your copy was written; "
+                  "your copy is as you left it, and attn reset b writes the new stub") != std::string::npos);
+  CHECK(said.find("stub of a") == std::string::npos);
+  // attn check names it too, before building.
+  CHECK(course.check("b").out.find("note: the stub of b") != std::string::npos);
+
+  std::ostringstream reset;
+  CHECK(attn::cli::reset_exercise(course.paths, "b", reset) == 0);
+  CHECK(course.read(course.paths.learner(course.get("b"))) == newer_stub);
+  CHECK(course.read(course.paths.build_dir + "/exercise-resets/b.cpp") == mine);
+  std::ostringstream after;
+  REQUIRE(attn::cli::list_exercises(course.paths, after) == 0);
+  CHECK(after.str().find("note:") == std::string::npos);
 }
 
 TEST_CASE("attn reset and the words of an unexpected argument, through the binary") {
