@@ -71,17 +71,40 @@ std::string ExercisePaths::program(const Exercise& e) const { return bin_dir + "
 
 std::vector<Exercise> parse_exercises(std::istream& in, const std::string& origin) {
   std::vector<Exercise> all;
+  std::size_t row_line = 0;  // the line of the last row, for "has no hint"
+  auto finish_row = [&] {
+    if (!all.empty() && all.back().hint.empty())
+      throw std::runtime_error(origin + ":" + std::to_string(row_line) + ": exercise '" + all.back().name +
+                               "' has no hint (write it on the indented lines below its row)");
+  };
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    std::vector<std::string> fields;
-    std::stringstream ss(t);
-    for (std::string f; std::getline(ss, f, '|');) fields.push_back(trim(f));
     const auto where = origin + ":" + std::to_string(number) + ": ";
-    if (fields.size() != 5)
-      throw std::runtime_error(where + "expected 5 fields separated by '|' (name | lesson | file | what you write | "
-                               "hint), got " + std::to_string(fields.size()));
+    if (t.empty()) continue;
+    if (line[0] == ' ' || line[0] == '\t') {
+      // A line of the hint of the row above: any text at all ('|', ';', '#' included), joined
+      // to the lines before it with one space.
+      if (all.empty()) throw std::runtime_error(where + "an indented hint line before the first row");
+      std::string& hint = all.back().hint;
+      hint += (hint.empty() ? "" : " ") + t;
+      continue;
+    }
+    if (t[0] == '#') continue;
+    finish_row();
+    // name | lesson | file | what you write: the first three '|' split, so the last field may hold one.
+    std::vector<std::string> fields;
+    std::size_t from = 0;
+    for (int k = 0; k < 3; ++k) {
+      const auto bar = t.find('|', from);
+      if (bar == std::string::npos) break;
+      fields.push_back(trim(t.substr(from, bar - from)));
+      from = bar + 1;
+    }
+    fields.push_back(trim(t.substr(from)));
+    if (fields.size() != 4)
+      throw std::runtime_error(where + "expected 4 fields separated by '|' (name | lesson | file | what you write), "
+                               "then the hint on the indented lines below, got " + std::to_string(fields.size()));
     for (const auto& f : fields)
       if (f.empty()) throw std::runtime_error(where + "a field is empty");
     Exercise e;
@@ -90,7 +113,6 @@ std::vector<Exercise> parse_exercises(std::istream& in, const std::string& origi
     e.lesson = fields[1];
     e.file = fields[2];
     e.writes = fields[3];
-    e.hint = fields[4];
     if (e.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
       throw std::runtime_error(where + "name '" + e.name + "' may hold only a-z, 0-9 and '-'");
     if (e.file.size() <= 4 || e.file.substr(e.file.size() - 4) != ".cpp" ||
@@ -98,7 +120,9 @@ std::vector<Exercise> parse_exercises(std::istream& in, const std::string& origi
       throw std::runtime_error(where + "file '" + e.file + "' must be <a-z, 0-9, _>.cpp");
     if (find_exercise(all, e.name)) throw std::runtime_error(where + "exercise '" + e.name + "' appears twice");
     all.push_back(std::move(e));
+    row_line = number;
   }
+  finish_row();
   return all;
 }
 

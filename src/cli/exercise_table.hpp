@@ -22,7 +22,7 @@ struct Exercise {
   std::string lesson;      // the lesson it practises, as `attn list` names it
   std::string file;        // its files' name: "softmax_rows.cpp" (stub, working copy, solution)
   std::string writes;      // one line: what the learner writes
-  std::string hint;
+  std::string hint;        // its lines in the table joined with single spaces; wrapped when printed
 
   std::string stem() const;    // "softmax_rows"
   std::string target() const;  // the CMake target `attn check` builds: "exercise_softmax_rows"
@@ -53,8 +53,11 @@ struct ExercisePaths {
   std::string program(const Exercise& e) const;     // <bin_dir>/exercise_<stem>
 };
 
-// The rows of a table, numbered in order. Throws std::runtime_error("<origin>:<line>: ...")
-// for a row without exactly five non-empty fields.
+// The rows of a table, numbered in order. A row is one line, `name | lesson | file | what you
+// write` (only the first three '|' split: the last field may hold more), and its hint the
+// indented lines below it, any text at all, joined with single spaces. Lines starting with '#'
+// and blank lines are skipped. Throws std::runtime_error("<origin>:<line>: ...") for a row
+// without four non-empty fields or without a hint, and for a hint line before the first row.
 std::vector<Exercise> parse_exercises(std::istream& in, const std::string& origin);
 
 // The table at paths.table(). Throws SetupError when it is missing or malformed.

@@ -3,6 +3,7 @@
 // exercises; and CMake, which reads the same table, made a program for every row.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -121,21 +122,57 @@ TEST_CASE("CMake read the same table: a solution program exists for every row") 
 }
 
 TEST_CASE("the parser refuses a malformed row and names its line") {
-  std::istringstream four_fields("# a comment\n\nname | causal | name.cpp | writes\n");
-  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(four_fields, "t.txt"),
-                       doctest::Contains("t.txt:3: expected 5 fields"), std::runtime_error);
-  std::istringstream bad_name("Bad_Name | causal | x.cpp | writes | hint\n");
+  std::istringstream three_fields("# a comment\n\nname | causal | name.cpp\n    hint\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(three_fields, "t.txt"),
+                       doctest::Contains("t.txt:3: expected 4 fields"), std::runtime_error);
+  std::istringstream bad_name("Bad_Name | causal | x.cpp | writes\n    hint\n");
   CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(bad_name, "t.txt"), doctest::Contains("t.txt:1: name"),
                        std::runtime_error);
-  std::istringstream twice("a | causal | a.cpp | w | h\na | causal | b.cpp | w | h\n");
+  std::istringstream twice("a | causal | a.cpp | w\n  h\na | causal | b.cpp | w\n  h\n");
   CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(twice, "t.txt"), doctest::Contains("appears twice"),
                        std::runtime_error);
-  std::istringstream good("a-1 | causal | a_1.cpp | w | h; with a semicolon\n");
+  std::istringstream no_hint("a | causal | a.cpp | w\n\nb | causal | b.cpp | w\n  h\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(no_hint, "t.txt"), doctest::Contains("t.txt:1: exercise 'a' has no hint"),
+                       std::runtime_error);
+  std::istringstream last_no_hint("a | causal | a.cpp | w\n  h\nb | causal | b.cpp | w\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(last_no_hint, "t.txt"), doctest::Contains("t.txt:3: exercise 'b'"),
+                       std::runtime_error);
+  std::istringstream orphan("  a hint of nothing\n");
+  CHECK_THROWS_WITH_AS(attn::cli::parse_exercises(orphan, "t.txt"), doctest::Contains("t.txt:1: an indented hint line"),
+                       std::runtime_error);
+  std::istringstream good("a-1 | causal | a_1.cpp | w\n    h; with a semicolon\n");
   const auto rows = attn::cli::parse_exercises(good, "t.txt");
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].number == 1);
   CHECK(rows[0].target() == "exercise_a_1");
   CHECK(rows[0].hint == "h; with a semicolon");
+}
+
+TEST_CASE("a hint runs over several lines and may hold '|', the semicolon and '#', and 'what you write' a '|'") {
+  std::istringstream in("# comment\n"
+                        "a | causal | a.cpp | |x| for every x\n"
+                        "    Take |x|; then\n"
+                        "\t#include <cmath> gives std::abs,\n"
+                        "\n"
+                        "      and the rest.   \n"
+                        "b | causal | b.cpp | w\n"
+                        "    one line\n");
+  const auto rows = attn::cli::parse_exercises(in, "t.txt");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].writes == "|x| for every x");
+  CHECK(rows[0].hint == "Take |x|; then #include <cmath> gives std::abs, and the rest.");
+  CHECK(rows[1].hint == "one line");
+}
+
+TEST_CASE("the table's hints, joined from their lines, are long enough to need them") {
+  // The longest hints ran to 442 characters on one line before they could take several.
+  std::size_t longest = 0;
+  for (const Exercise& e : table()) longest = std::max(longest, e.hint.size());
+  CHECK(longest > 300);
+  for (const Exercise& e : table()) {
+    CAPTURE(e.name);
+    CHECK(e.hint.find("  ") == std::string::npos);  // joined with single spaces
+  }
 }
 
 TEST_CASE("a typo finds the nearest exercise, a name far from all finds none") {

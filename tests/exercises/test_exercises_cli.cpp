@@ -285,7 +285,7 @@ struct Runaway {
     e.hint = "h";
     std::ofstream(paths.learner(e)) << learner_code;
     std::ofstream(paths.test(e)) << "// tests\n";
-    std::ofstream(paths.table()) << "demo | causal | demo.cpp | w | h\n";
+    std::ofstream(paths.table()) << "demo | causal | demo.cpp | w\n    h\n";
     // attn check calls `<cmake> --build <build> --target exercise_demo`: compile the one file.
     std::ofstream(paths.cmake) << "#!/bin/sh\n"
                                << (build_script.empty() ? "exec c++ -std=c++17 -O1 -o '" + paths.program(e) + "' '" +
@@ -688,9 +688,9 @@ struct Course {
     paths.build_dir = (root / "build").string();
     paths.bin_dir = (root / "bin").string();
     paths.cmake = (root / "fake-cmake").string();
-    std::ofstream(paths.table()) << "a | causal | a.cpp | w | the hint of a\n"
-                                 << "b | causal | b.cpp | w | the hint of b\n"
-                                 << "c | causal | c.cpp | w | the hint of c\n";
+    std::ofstream(paths.table()) << "a | causal | a.cpp | w\n    the hint of a\n"
+                                 << "b | causal | b.cpp | w\n    the hint of b\n"
+                                 << "c | causal | c.cpp | w\n    the hint of c\n";
     all = attn::cli::load_exercises(paths);
     for (const Exercise& e : all) {
       write(paths.learner(e), kFail);
