@@ -34,12 +34,16 @@
 #include "lesson_kit/checks.hpp"
 #include "lesson_kit/inputs.hpp"
 #include "lesson_kit/registry.hpp"
+#include "report/numbers.hpp"
 
 namespace attn {
 namespace {
 
+using report::f4;
 using report::Held;
 using report::hold;
+using report::human_bytes;
+using report::with_commas;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // Computed tiles of the walked block shown as stages of their own; the rest share one stage.
@@ -49,7 +53,6 @@ constexpr std::size_t kTileStages = 6;
 constexpr std::size_t kMapWidth = 78;
 constexpr std::size_t kMapBlocks = 32;  // and at most this many rows
 
-std::string f4(double v) { return report::fixed(v, 4); }
 std::string num(std::size_t n) { return std::to_string(n); }
 
 // "4..5", or "4" for one index.
@@ -61,32 +64,6 @@ report::Labels positions(std::size_t from, std::size_t to) {
   report::Labels out;
   for (std::size_t i = from; i < to; ++i) out.push_back("pos " + num(i));
   return out;
-}
-
-// 3221225472 -> "3,221,225,472"
-std::string with_commas(std::uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-// Bytes in binary units: "512 B", "16.75 KiB", "3.00 GiB".
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  std::size_t u = 0;
-  while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-    v /= 1024.0;
-    ++u;
-  }
-  if (u == 0) return std::to_string(bytes) + " B";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
 }
 
 // 12.8 -> "12.8x", 187805.3 -> "187,805x"

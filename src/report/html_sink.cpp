@@ -34,12 +34,6 @@ std::size_t count_of(const Shape& s) {
   return n;
 }
 
-std::string with_commas(std::size_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
-
 std::string base64(const unsigned char* p, std::size_t n) {
   static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;

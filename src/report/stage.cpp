@@ -251,31 +251,4 @@ std::vector<FailedCheck> failed_checks(const Report& report) {
   return out;
 }
 
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return measured(v);  // "nan", not printf's "-nan"
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string scientific(double v, int digits) {
-  if (!std::isfinite(v)) return measured(v);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*e", digits, v);
-  return buf;
-}
-
-std::string bytes(double n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  std::size_t u = 0;
-  while (n >= 1024.0 && u + 1 < std::size(units)) {
-    n /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%.0f B", n);
-  else std::snprintf(buf, sizeof buf, n < 100.0 ? "%.2f %s" : "%.0f %s", n, units[u]);
-  return buf;
-}
-
 }  // namespace attn::report

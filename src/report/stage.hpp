@@ -19,6 +19,7 @@
 
 #include "core/tensor.hpp"
 #include "report/held.hpp"
+#include "report/numbers.hpp"  // fixed, scientific, bytes: the numbers stages print
 
 namespace attn::report {
 
@@ -382,10 +383,5 @@ struct FailedCheck {
   const CheckItem* check;
 };
 std::vector<FailedCheck> failed_checks(const Report& report);
-
-// Helpers for the numbers lessons put in checks and tables.
-std::string fixed(double v, int decimals);     // "%.4f"
-std::string scientific(double v, int digits);  // "%.2e"
-std::string bytes(double n);                   // "1.50 GiB", "96.0 MiB", "512 B": binary units
 
 }  // namespace attn::report
