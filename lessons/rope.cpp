@@ -78,46 +78,62 @@ std::string theta_literal(float theta) {
 
 std::string f(double v, int decimals) { return report::fixed(v, decimals); }
 
-}  // namespace
+// What the stages share: the sizes, the labels, q and k, the tables, the rotated q and k and
+// their scores. Each stage makes what it adds, in the lesson's order, so a run holds what it held
+// before at every point. With `values` false (a --shapes-only run whose tensors are too large to
+// print, alone or together: check_sizes) nothing is computed and every Held holds its shape
+// alone; the stages branch only where a check or a sentence needs the numbers.
+struct RopeLesson {
+  std::uint64_t seed;
+  std::size_t T, d_k, P;
+  float theta;
+  std::size_t shift;
+  bool heads_view;  // --batch or --heads: q and k as (B, h, T, d_k); neither: one (T, d_k) matrix, B = h = 1
+  std::size_t B, H;
+  bool values;
+  Shape qk_shape, scores_shape;
+  report::Labels tok;         // the book's tokens, then tok7, tok8, ... (the position is the row index 0..T-1)
+  report::Labels pos_labels;  // "pos 0", "pos 1", ... for the tables
+  Held<Ten4> q4, k4;          // (B, h, T, d_k)
+  Vec inv_freq;               // (P,): needs only d_k and theta
+  RopeTables tab;             // inv_freq (P,), angles (T, P), cos / sin (T, d_k); made when the run computes values
+  Held<Ten4> q_half, q_rope, k_rope;  // (B, h, T, d_k)
+  Held<Ten4> scores;                  // (B, h, T, T)
 
-void lesson_rope(const LessonOptions& opts, report::Report& out) {
-  const std::uint64_t seed = opts.seed.value_or(0);
-  const std::size_t T = size_option(opts.seq_len, 6, "--seq-len");
+  RopeLesson(const LessonOptions& opts, report::Report& out);
+
+  // A (B, h, T, n) tensor as the lesson shows it: whole when --batch or --heads was given, else
+  // as its one (T, n) matrix (then B = h = 1, so the values are the same, in the same order).
+  Shape shown_shape(const Shape& t) const { return heads_view ? t : Shape{t[2], t[3]}; }
+  report::Stage& show4(report::Stage& s, const std::string& name, const Held<Ten4>& t, report::Labels rows = {},
+                       report::Labels cols = {}) const {
+    return s.show_shared(name, shown_shape(t.shape()), t.shared(), t.computed() ? t->data() : nullptr, std::move(rows),
+                         std::move(cols));
+  }
+  report::Stage& in4(report::Stage& s, const std::string& name, const Held<Ten4>& t) const {
+    return s.in_shape(name, shown_shape(t.shape()));
+  }
+};
+
+RopeLesson::RopeLesson(const LessonOptions& opts, report::Report& out)
+    : seed(opts.seed.value_or(0)), T(size_option(opts.seq_len, 6, "--seq-len")) {
   const std::int64_t d_k_in = opts.integer("--d-k");
   if (d_k_in % 2 != 0)
     throw UsageError("--d-k must be even: RoPE rotates pairs of dimensions", "--d-k", "an even number",
                      std::to_string(d_k_in));
-  const std::size_t d_k = static_cast<std::size_t>(d_k_in);
-  const std::size_t P = d_k / 2;
-  const float theta = static_cast<float>(opts.number("--theta"));
-  const std::size_t shift = static_cast<std::size_t>(opts.integer("--shift"));
-  // --batch or --heads: q and k as (B, h, T, d_k); neither: one (T, d_k) matrix, B = h = 1.
-  const bool heads_view = opts.batch.has_value() || opts.heads.has_value();
-  const std::size_t B = size_option(opts.batch, 1, "--batch"), H = size_option(opts.heads, 1, "--heads");
-  // A --shapes-only run whose tensors are too large to print, alone or together, computes nothing
-  // (check_sizes): `values` is then false and every tensor below holds its shape alone.
-  const bool values = check_sizes({{"q and k", {B, H, T, d_k}, "--batch, --heads, --seq-len, --d-k"},
-                                   {"scores", {B, H, T, T}, "--batch, --heads, --seq-len"},
-                                   {"scores_shifted", {B, H, T, T}, "--batch, --heads, --seq-len"}},
-                                  opts.shapes_only, /*values_optional=*/!out.keep_values);
-  // A (B, h, T, n) tensor as the lesson shows it: whole when --batch or --heads was given, else
-  // as its one (T, n) matrix (then B = h = 1, so the values are the same, in the same order).
-  auto shown_shape = [&](const Shape& t) { return heads_view ? t : Shape{t[2], t[3]}; };
-  auto show4 = [&](report::Stage& s, const std::string& name, const Held<Ten4>& t, report::Labels rows = {},
-                   report::Labels cols = {}) -> report::Stage& {
-    return s.show_shared(name, shown_shape(t.shape()), t.shared(), t.computed() ? t->data() : nullptr, std::move(rows),
-                         std::move(cols));
-  };
-  auto in4 = [&](report::Stage& s, const std::string& name, const Held<Ten4>& t) -> report::Stage& {
-    return s.in_shape(name, shown_shape(t.shape()));
-  };
-  const Shape qk_shape = {B, H, T, d_k}, scores_shape = {B, H, T, T};
-
-  // Row labels: the book's tokens, then tok7, tok8, ... (the position is the row index 0..T-1).
-  report::Labels tok;
+  d_k = static_cast<std::size_t>(d_k_in);
+  P = d_k / 2;
+  theta = static_cast<float>(opts.number("--theta"));
+  shift = static_cast<std::size_t>(opts.integer("--shift"));
+  heads_view = opts.batch.has_value() || opts.heads.has_value();
+  B = size_option(opts.batch, 1, "--batch"), H = size_option(opts.heads, 1, "--heads");
+  values = check_sizes({{"q and k", {B, H, T, d_k}, "--batch, --heads, --seq-len, --d-k"},
+                        {"scores", {B, H, T, T}, "--batch, --heads, --seq-len"},
+                        {"scores_shifted", {B, H, T, T}, "--batch, --heads, --seq-len"}},
+                       opts.shapes_only, /*values_optional=*/!out.keep_values);
+  qk_shape = {B, H, T, d_k}, scores_shape = {B, H, T, T};
   for (std::size_t t = 0; t < T; ++t)
     tok.push_back(t < book_tokens().size() ? book_tokens()[t] : "tok" + std::to_string(t + 1));
-  report::Labels pos_labels;  // "pos 0", "pos 1", ... for the tables
   for (std::size_t t = 0; t < T; ++t) pos_labels.push_back("pos " + std::to_string(t));
 
   // Inputs: q and k uniform in [-1, 1), drawn as torch.rand(B, h, T, d_k) * 2 - 1 (or (T, d_k)):
@@ -133,8 +149,8 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
     std::copy(rows.begin(), rows.end(), t.begin());
     return t;
   };
-  const auto q4 = hold(values, qk_shape, draw);  // (B, h, T, d_k), drawn first
-  const auto k4 = hold(values, qk_shape, draw);  // (B, h, T, d_k)
+  q4 = hold(values, qk_shape, draw);  // (B, h, T, d_k), drawn first
+  k4 = hold(values, qk_shape, draw);  // (B, h, T, d_k)
 
   const std::string Ts = std::to_string(T), dks = std::to_string(d_k), Ps = std::to_string(P);
   const std::string dims = heads_view ? std::to_string(B) + ", " + std::to_string(H) + ", " + Ts + ", " + dks
@@ -159,198 +175,240 @@ void lesson_rope(const LessonOptions& opts, report::Report& out) {
     setting.push_back(item);
   out.header = {"rope", "Rotary position embeddings",
                 "Su et al. 2021 (RoFormer); Llama's Hugging Face LlamaRotaryEmbedding", setting, lines};
+}
 
-  {
-    auto& s = out.stage("Queries and keys", heads_view ? "q = torch.rand(B, h, T, d_k) * 2 - 1;  k = torch.rand(B, h, T, d_k) * 2 - 1"
-                                                       : "q = torch.rand(T, d_k) * 2 - 1;  k = torch.rand(T, d_k) * 2 - 1");
-    show4(s, "q", q4, tok);
-    show4(s, "k", k4, tok);
-    s.note(std::string(heads_view ? "In a model q and k come out of W_query and W_key, split into heads"
-                                  : "In a model q and k come out of W_query and W_key for one head") +
-           "; here they are drawn directly, uniform in [-1, 1), so that the lesson is about positions only. Row p" +
-           (heads_view ? " of every (batch, head) block" : "") + " is the token at position p (0.." +
-           std::to_string(T - 1) + ")." +
-           (heads_view ? " Every head is turned by the same tables below: the angle depends on the position, not "
-                         "on the head."
-                       : ""));
-    if (!values)
-      s.note("--shapes-only at these sizes computes nothing: the stages below list names and shapes only, and the "
-             "checks and the sentences about the numbers, which need the values, are left out. The frequencies and "
-             "wavelengths need only d_k and theta, so they stay.");
-  }
+void stage_queries_keys(const RopeLesson& L, report::Report& out) {
+  const bool heads_view = L.heads_view;
+  auto& s = out.stage("Queries and keys", heads_view ? "q = torch.rand(B, h, T, d_k) * 2 - 1;  k = torch.rand(B, h, T, d_k) * 2 - 1"
+                                                     : "q = torch.rand(T, d_k) * 2 - 1;  k = torch.rand(T, d_k) * 2 - 1");
+  L.show4(s, "q", L.q4, L.tok);
+  L.show4(s, "k", L.k4, L.tok);
+  s.note(std::string(heads_view ? "In a model q and k come out of W_query and W_key, split into heads"
+                                : "In a model q and k come out of W_query and W_key for one head") +
+         "; here they are drawn directly, uniform in [-1, 1), so that the lesson is about positions only. Row p" +
+         (heads_view ? " of every (batch, head) block" : "") + " is the token at position p (0.." +
+         std::to_string(L.T - 1) + ")." +
+         (heads_view ? " Every head is turned by the same tables below: the angle depends on the position, not "
+                       "on the head."
+                     : ""));
+  if (!L.values)
+    s.note("--shapes-only at these sizes computes nothing: the stages below list names and shapes only, and the "
+           "checks and the sentences about the numbers, which need the values, are left out. The frequencies and "
+           "wavelengths need only d_k and theta, so they stay.");
+}
 
-  // inv_freq needs only d_k and theta; the (T, d_k) tables are made when the run computes values.
-  const Vec inv_freq = rope_inv_freq(d_k, theta);  // (P,)
-  RopeTables tab;                                  // inv_freq (P,), angles (T, P), cos / sin (T, d_k)
-  if (values) tab = rope_tables(T, d_k, theta);
-  auto table = [&](const Mat& t, std::size_t width) { return values ? Held<Mat>(t) : Held<Mat>(Shape{T, width}); };
-  {
-    auto& s = out.stage("Frequencies, angles, cos and sin tables",
-                        "inv_freq[i] = theta^(-2i/d_k);  angles[p, i] = p * inv_freq[i];  "
-                        "cos = cos(cat(angles, angles)), sin likewise");
-    s.show("inv_freq", inv_freq).show("angles", table(tab.angles, P), pos_labels).show("cos", table(tab.cos, d_k), pos_labels)
-        .show("sin", table(tab.sin, d_k), pos_labels);
-    s.note((P == 1 ? std::string("With d_k = 2 there is one pair, turning ") + f(inv_freq(0), 4) + " rad per token."
-                   : "Pair 0 turns " + f(inv_freq(0), 4) + " rad per token, pair " + std::to_string(P - 1) +
-                         " only " + report::scientific(inv_freq(P - 1), 2) +
-                         " rad: the frequencies fall geometrically from 1 to theta^(-(d_k-2)/d_k).") +
-           " Hugging Face stores cat(angles, angles), so dimensions i and i + " + Ps +
-           " share one angle; row 0 is position 0, where cos is 1 and sin is 0: the first token is not turned.");
-  }
+void stage_tables(RopeLesson& L, report::Report& out) {
+  const std::size_t T = L.T, d_k = L.d_k, P = L.P;
+  const std::string Ps = std::to_string(P);
+  L.inv_freq = rope_inv_freq(d_k, L.theta);  // (P,)
+  if (L.values) L.tab = rope_tables(T, d_k, L.theta);
+  const Vec& inv_freq = L.inv_freq;
+  auto table = [&](const Mat& t, std::size_t width) { return hold(L.values, {T, width}, [&] { return t; }); };
+  auto& s = out.stage("Frequencies, angles, cos and sin tables",
+                      "inv_freq[i] = theta^(-2i/d_k);  angles[p, i] = p * inv_freq[i];  "
+                      "cos = cos(cat(angles, angles)), sin likewise");
+  s.show("inv_freq", inv_freq).show("angles", table(L.tab.angles, P), L.pos_labels).show("cos", table(L.tab.cos, d_k), L.pos_labels)
+      .show("sin", table(L.tab.sin, d_k), L.pos_labels);
+  s.note((P == 1 ? std::string("With d_k = 2 there is one pair, turning ") + f(inv_freq(0), 4) + " rad per token."
+                 : "Pair 0 turns " + f(inv_freq(0), 4) + " rad per token, pair " + std::to_string(P - 1) +
+                       " only " + report::scientific(inv_freq(P - 1), 2) +
+                       " rad: the frequencies fall geometrically from 1 to theta^(-(d_k-2)/d_k).") +
+         " Hugging Face stores cat(angles, angles), so dimensions i and i + " + Ps +
+         " share one angle; row 0 is position 0, where cos is 1 and sin is 0: the first token is not turned.");
+}
 
-  const auto q_half = hold(values, qk_shape, [&] { return rotate_half(*q4); });                        // (B, h, T, d_k)
-  const auto q_rope = hold(values, qk_shape, [&] { return apply_rope(*q4, tab, RopeStyle::half); });  // (B, h, T, d_k)
-  const auto k_rope = hold(values, qk_shape, [&] { return apply_rope(*k4, tab, RopeStyle::half); });  // (B, h, T, d_k)
-  {
-    auto& s = out.stage("Rotate q and k (Llama / Hugging Face)",
-                        "rotate_half(x) = cat(-x[..., P:], x[..., :P]);  x_rope = x * cos + rotate_half(x) * sin");
-    in4(s, "q", q4);
-    in4(s, "k", k4);
-    s.in_shape("cos", {T, d_k}).in_shape("sin", {T, d_k});
-    show4(s, "rotate_half(q)", q_half, tok);
-    show4(s, "q_rope", q_rope, tok);
-    show4(s, "k_rope", k_rope, tok);
-    if (values) {
-      const Ten4 direct = *q4 * tab.cos + *q_half * tab.sin;  // (B, h, T, d_k), the equation written out ((T, d_k) tables broadcast)
-      check_identical(s, "q_rope is q * cos + rotate_half(q) * sin, as written", *q_rope, direct);
-      check_identical(s, std::string("row 0 (position 0) comes out unchanged") + (heads_view ? " in every head" : ""),
-                      at_position(*q_rope, 0), at_position(*q4, 0));
-    }
-    s.note("For each pair (i, i + " + Ps + ") this is the 2-d rotation (a, b) -> (a cos - b sin, a sin + b cos) "
-           "by angles[p, i]." +
-           (values ? " Row " + std::to_string(T - 1) + " of q" + (heads_view ? " (every head)" : "") +
-                         " moved by max |q_rope - q| = " +
-                         f(max_abs_diff(at_position(*q_rope, T - 1), at_position(*q4, T - 1)), 4) + "."
-                   : std::string()));
+void stage_rotate(RopeLesson& L, report::Report& out) {
+  const std::size_t T = L.T, d_k = L.d_k;
+  const bool heads_view = L.heads_view, values = L.values;
+  const std::string Ps = std::to_string(L.P);
+  const RopeTables& tab = L.tab;
+  const Held<Ten4>&q4 = L.q4, &k4 = L.k4;
+  L.q_half = hold(values, L.qk_shape, [&] { return rotate_half(*q4); });                        // (B, h, T, d_k)
+  L.q_rope = hold(values, L.qk_shape, [&] { return apply_rope(*q4, tab, RopeStyle::half); });  // (B, h, T, d_k)
+  L.k_rope = hold(values, L.qk_shape, [&] { return apply_rope(*k4, tab, RopeStyle::half); });  // (B, h, T, d_k)
+  const Held<Ten4>&q_half = L.q_half, &q_rope = L.q_rope, &k_rope = L.k_rope;
+  const report::Labels& tok = L.tok;
+  auto& s = out.stage("Rotate q and k (Llama / Hugging Face)",
+                      "rotate_half(x) = cat(-x[..., P:], x[..., :P]);  x_rope = x * cos + rotate_half(x) * sin");
+  L.in4(s, "q", q4);
+  L.in4(s, "k", k4);
+  s.in_shape("cos", {T, d_k}).in_shape("sin", {T, d_k});
+  L.show4(s, "rotate_half(q)", q_half, tok);
+  L.show4(s, "q_rope", q_rope, tok);
+  L.show4(s, "k_rope", k_rope, tok);
+  if (values) {
+    const Ten4 direct = *q4 * tab.cos + *q_half * tab.sin;  // (B, h, T, d_k), the equation written out ((T, d_k) tables broadcast)
+    check_identical(s, "q_rope is q * cos + rotate_half(q) * sin, as written", *q_rope, direct);
+    check_identical(s, std::string("row 0 (position 0) comes out unchanged") + (heads_view ? " in every head" : ""),
+                    at_position(*q_rope, 0), at_position(*q4, 0));
   }
+  s.note("For each pair (i, i + " + Ps + ") this is the 2-d rotation (a, b) -> (a cos - b sin, a sin + b cos) "
+         "by angles[p, i]." +
+         (values ? " Row " + std::to_string(T - 1) + " of q" + (heads_view ? " (every head)" : "") +
+                       " moved by max |q_rope - q| = " +
+                       f(max_abs_diff(at_position(*q_rope, T - 1), at_position(*q4, T - 1)), 4) + "."
+                 : std::string()));
+}
 
-  {
-    auto& s = out.stage("The interleaved convention (RoFormer / GPT-J)",
-                        "pairs (2i, 2i+1) instead of (i, i+P):  x_int = half_to_interleaved(x);  "
-                        "rope_int(x_int) = half_to_interleaved(rope_half(x))");
-    const auto q_int = hold(values, qk_shape, [&] { return half_to_interleaved(*q4); });                                 // (B, h, T, d_k)
-    const auto q_int_rope = hold(values, qk_shape, [&] { return apply_rope(*q_int, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
-    show4(s, "q_int", q_int, tok);
-    show4(s, "q_int_rope", q_int_rope, tok);
-    if (values) {
-      const Ten4 back = interleaved_to_half(*q_int_rope);                                           // (B, h, T, d_k)
-      const Ten4 k_int_rope = apply_rope(half_to_interleaved(*k4), tab, RopeStyle::interleaved);  // (B, h, T, d_k)
-      const Ten4 scores_int = matmul_bt(*q_int_rope, k_int_rope);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
-      const Ten4 scores_half = matmul_bt(*q_rope, *k_rope);        // (B, h, T, T)
-      check_close(s, "interleaved RoPE on the permuted q, permuted back, equals q_rope", back, *q_rope);
-      check_close(s, "both conventions give the same scores (a permutation keeps dot products)", scores_int,
-                  scores_half);
-    }
-    // What a model trained with the other convention computes: the interleaved rotation applied
-    // to q and k as they are, no permutation.
-    const auto q_rope_int = hold(values, qk_shape, [&] { return apply_rope(*q4, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
-    const auto k_rope_int = hold(values, qk_shape, [&] { return apply_rope(*k4, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
-    show4(s, "q_rope_interleaved", q_rope_int, tok);
-    show4(s, "k_rope_interleaved", k_rope_int, tok);
-    if (P == 1)
-      s.note("With d_k = 2 there is one pair, (0, 1), in both conventions: they coincide.");
-    else
-      s.note("q_rope_interleaved and k_rope_interleaved are the interleaved rotation applied to the same "
-             "unpermuted q and k: other numbers" +
-             (values ? " (max |q_rope_interleaved - q_rope| = " + f(max_abs_diff(*q_rope_int, *q_rope), 4) + ")"
-                     : std::string()) +
-             ". A checkpoint trained with one convention needs its W_query "
-             "and W_key rows permuted to run with the other, which is what Hugging Face's Llama "
-             "conversion script does.");
+void stage_interleaved(const RopeLesson& L, report::Report& out) {
+  const std::size_t P = L.P;
+  const bool values = L.values;
+  const Shape& qk_shape = L.qk_shape;
+  const RopeTables& tab = L.tab;
+  const Held<Ten4>&q4 = L.q4, &k4 = L.k4, &q_rope = L.q_rope, &k_rope = L.k_rope;
+  const report::Labels& tok = L.tok;
+  auto& s = out.stage("The interleaved convention (RoFormer / GPT-J)",
+                      "pairs (2i, 2i+1) instead of (i, i+P):  x_int = half_to_interleaved(x);  "
+                      "rope_int(x_int) = half_to_interleaved(rope_half(x))");
+  const auto q_int = hold(values, qk_shape, [&] { return half_to_interleaved(*q4); });                                 // (B, h, T, d_k)
+  const auto q_int_rope = hold(values, qk_shape, [&] { return apply_rope(*q_int, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
+  L.show4(s, "q_int", q_int, tok);
+  L.show4(s, "q_int_rope", q_int_rope, tok);
+  if (values) {
+    const Ten4 back = interleaved_to_half(*q_int_rope);                                           // (B, h, T, d_k)
+    const Ten4 k_int_rope = apply_rope(half_to_interleaved(*k4), tab, RopeStyle::interleaved);  // (B, h, T, d_k)
+    const Ten4 scores_int = matmul_bt(*q_int_rope, k_int_rope);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+    const Ten4 scores_half = matmul_bt(*q_rope, *k_rope);        // (B, h, T, T)
+    check_close(s, "interleaved RoPE on the permuted q, permuted back, equals q_rope", back, *q_rope);
+    check_close(s, "both conventions give the same scores (a permutation keeps dot products)", scores_int,
+                scores_half);
   }
+  // What a model trained with the other convention computes: the interleaved rotation applied
+  // to q and k as they are, no permutation.
+  const auto q_rope_int = hold(values, qk_shape, [&] { return apply_rope(*q4, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
+  const auto k_rope_int = hold(values, qk_shape, [&] { return apply_rope(*k4, tab, RopeStyle::interleaved); });  // (B, h, T, d_k)
+  L.show4(s, "q_rope_interleaved", q_rope_int, tok);
+  L.show4(s, "k_rope_interleaved", k_rope_int, tok);
+  if (P == 1)
+    s.note("With d_k = 2 there is one pair, (0, 1), in both conventions: they coincide.");
+  else
+    s.note("q_rope_interleaved and k_rope_interleaved are the interleaved rotation applied to the same "
+           "unpermuted q and k: other numbers" +
+           (values ? " (max |q_rope_interleaved - q_rope| = " + f(max_abs_diff(*q_rope_int, *q_rope), 4) + ")"
+                   : std::string()) +
+           ". A checkpoint trained with one convention needs its W_query "
+           "and W_key rows permuted to run with the other, which is what Hugging Face's Llama "
+           "conversion script does.");
+}
 
-  const auto scores = hold(values, scores_shape, [&] { return matmul_bt(*q_rope, *k_rope); });  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
-  {
-    auto& s = out.stage("Scores after RoPE", "scores = q_rope @ k_rope^T");
-    in4(s, "q_rope", q_rope);
-    in4(s, "k_rope", k_rope);
-    show4(s, "scores", scores, tok, tok);
-    double plain00 = 0.0;  // (q @ k^T)[0, 0] of the first head
-    if (values) plain00 = matmul_bt(*q4, *k4)(0, 0, 0, 0);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
-    s.note(std::string(heads_view ? "In every head, entry [0, 0]" : "Entry [0, 0]") +
-           " pairs two unrotated vectors, so it equals (q @ k^T)[0, 0]" +
-           (values ? " = " + f(plain00, 4) + (heads_view ? " (the first head's)" : "") : std::string()) +
-           "; entry [i, j] sees q_i turned by position i and k_j by position j, which is the same as q_i turned "
-           "by i - j against an unturned k_j. Without RoPE these scores would not depend on position at all.");
-  }
+void stage_scores(RopeLesson& L, report::Report& out) {
+  const bool heads_view = L.heads_view, values = L.values;
+  const Held<Ten4>&q4 = L.q4, &k4 = L.k4, &q_rope = L.q_rope, &k_rope = L.k_rope;
+  L.scores = hold(values, L.scores_shape, [&] { return matmul_bt(*q_rope, *k_rope); });  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+  auto& s = out.stage("Scores after RoPE", "scores = q_rope @ k_rope^T");
+  L.in4(s, "q_rope", q_rope);
+  L.in4(s, "k_rope", k_rope);
+  L.show4(s, "scores", L.scores, L.tok, L.tok);
+  double plain00 = 0.0;  // (q @ k^T)[0, 0] of the first head
+  if (values) plain00 = matmul_bt(*q4, *k4)(0, 0, 0, 0);  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+  s.note(std::string(heads_view ? "In every head, entry [0, 0]" : "Entry [0, 0]") +
+         " pairs two unrotated vectors, so it equals (q @ k^T)[0, 0]" +
+         (values ? " = " + f(plain00, 4) + (heads_view ? " (the first head's)" : "") : std::string()) +
+         "; entry [i, j] sees q_i turned by position i and k_j by position j, which is the same as q_i turned "
+         "by i - j against an unturned k_j. Without RoPE these scores would not depend on position at all.");
+}
 
-  {
-    auto& s = out.stage("Shift every position: the scores do not change",
-                        "positions s .. s + T - 1:  scores_shifted = rope(q, s + p) @ rope(k, s + p)^T == scores");
-    RopeTables tab_s;  // positions shift .. shift + T - 1
-    if (values) tab_s = rope_tables(T, d_k, theta, shift);
-    const auto q_s = hold(values, qk_shape, [&] { return apply_rope(*q4, tab_s, RopeStyle::half); });  // (B, h, T, d_k)
-    const auto k_s = hold(values, qk_shape, [&] { return apply_rope(*k4, tab_s, RopeStyle::half); });  // (B, h, T, d_k)
-    const auto scores_s = hold(values, scores_shape, [&] { return matmul_bt(*q_s, *k_s); });  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
-    show4(s, "q_rope_shifted", q_s, tok);
-    show4(s, "scores_shifted", scores_s, tok, tok);
-    if (values) {
-      // The bound: float32 rounding of the scores (check_close's bound), plus the rounding of the
-      // angles themselves. An angle near A is stored within 2^-24 A, and a rotation off by e moves a
-      // vector by at most e times its length; q and k, shifted and not, each carry one such error.
-      const Vec nq = row_norms(rows_of(*q4)), nk = row_norms(rows_of(*k4));  // (B * h * T,) each
-      const double max_angle = static_cast<double>(shift + T - 1) * inv_freq(0);
-      const double angle_term = 4.0 * std::ldexp(max_angle, -24) * xt::amax(nq)() * xt::amax(nk)();
-      s.check("shifting every position by " + std::to_string(shift) + " leaves every score unchanged", "max |diff|",
-              max_abs_diff(*scores_s, *scores), Relation::AtMost, round_up(rounding_tolerance(*scores) + angle_term));
-      const double diff_s = max_abs_diff(*scores_s, *scores), plain_bound = rounding_tolerance(*scores);
-      if (diff_s > plain_bound)
-        s.note("The scores moved by " + report::scientific(diff_s, 2) + ", more than float32 rounding of the scores "
-               "alone (" + report::scientific(plain_bound, 0) + "): at positions up to " +
-               std::to_string(shift + T - 1) + " the float32 angle p * inv_freq is itself off by up to " +
-               report::scientific(std::ldexp(max_angle, -24), 2) + " rad, which the bound allows for. In exact "
-               "arithmetic the shift changes nothing.");
-      check_close(s, "rotation keeps the length of every query (||q_rope|| = ||q||)", row_norms(rows_of(*q_rope)), nq);
-      check_close(s, "rotation keeps the length of every key (||k_rope|| = ||k||)", row_norms(rows_of(*k_rope)), nk);
-      check_close(s, "shifted rotation keeps the length of every query too", row_norms(rows_of(*q_s)), nq);
-      const double moved = max_abs_diff(*q_s, *q_rope);
-      s.note(moved == 0.0 ? std::string("With shift 0 the positions did not move, so this stage shows nothing new: "
-                                        "try --shift 5.")
-                          : "The rotated vectors themselves did change (max |q_rope_shifted - q_rope| = " + f(moved, 4) +
-             "): what survives the shift is each dot product, because it depends only on i - j. This is why "
-             "absolute position is invisible to the scores. (A KV cache may keep keys already rotated for "
-             "another reason: a key's rotation depends only on its own position, which never changes.)");
-    }
+void stage_shift(const RopeLesson& L, report::Report& out) {
+  const std::size_t T = L.T, d_k = L.d_k, shift = L.shift;
+  const bool values = L.values;
+  const Shape &qk_shape = L.qk_shape, &scores_shape = L.scores_shape;
+  const Held<Ten4>&q4 = L.q4, &k4 = L.k4, &q_rope = L.q_rope, &k_rope = L.k_rope, &scores = L.scores;
+  const Vec& inv_freq = L.inv_freq;
+  const report::Labels& tok = L.tok;
+  auto& s = out.stage("Shift every position: the scores do not change",
+                      "positions s .. s + T - 1:  scores_shifted = rope(q, s + p) @ rope(k, s + p)^T == scores");
+  RopeTables tab_s;  // positions shift .. shift + T - 1
+  if (values) tab_s = rope_tables(T, d_k, L.theta, shift);
+  const auto q_s = hold(values, qk_shape, [&] { return apply_rope(*q4, tab_s, RopeStyle::half); });  // (B, h, T, d_k)
+  const auto k_s = hold(values, qk_shape, [&] { return apply_rope(*k4, tab_s, RopeStyle::half); });  // (B, h, T, d_k)
+  const auto scores_s = hold(values, scores_shape, [&] { return matmul_bt(*q_s, *k_s); });  // (B, h, T, d_k) @ (B, h, d_k, T) -> (B, h, T, T)
+  L.show4(s, "q_rope_shifted", q_s, tok);
+  L.show4(s, "scores_shifted", scores_s, tok, tok);
+  if (values) {
+    // The bound: float32 rounding of the scores (check_close's bound), plus the rounding of the
+    // angles themselves. An angle near A is stored within 2^-24 A, and a rotation off by e moves a
+    // vector by at most e times its length; q and k, shifted and not, each carry one such error.
+    const Vec nq = row_norms(rows_of(*q4)), nk = row_norms(rows_of(*k4));  // (B * h * T,) each
+    const double max_angle = static_cast<double>(shift + T - 1) * inv_freq(0);
+    const double angle_term = 4.0 * std::ldexp(max_angle, -24) * xt::amax(nq)() * xt::amax(nk)();
+    s.check("shifting every position by " + std::to_string(shift) + " leaves every score unchanged", "max |diff|",
+            max_abs_diff(*scores_s, *scores), Relation::AtMost, round_up(rounding_tolerance(*scores) + angle_term));
+    const double diff_s = max_abs_diff(*scores_s, *scores), plain_bound = rounding_tolerance(*scores);
+    if (diff_s > plain_bound)
+      s.note("The scores moved by " + report::scientific(diff_s, 2) + ", more than float32 rounding of the scores "
+             "alone (" + report::scientific(plain_bound, 0) + "): at positions up to " +
+             std::to_string(shift + T - 1) + " the float32 angle p * inv_freq is itself off by up to " +
+             report::scientific(std::ldexp(max_angle, -24), 2) + " rad, which the bound allows for. In exact "
+             "arithmetic the shift changes nothing.");
+    check_close(s, "rotation keeps the length of every query (||q_rope|| = ||q||)", row_norms(rows_of(*q_rope)), nq);
+    check_close(s, "rotation keeps the length of every key (||k_rope|| = ||k||)", row_norms(rows_of(*k_rope)), nk);
+    check_close(s, "shifted rotation keeps the length of every query too", row_norms(rows_of(*q_s)), nq);
+    const double moved = max_abs_diff(*q_s, *q_rope);
+    s.note(moved == 0.0 ? std::string("With shift 0 the positions did not move, so this stage shows nothing new: "
+                                      "try --shift 5.")
+                        : "The rotated vectors themselves did change (max |q_rope_shifted - q_rope| = " + f(moved, 4) +
+           "): what survives the shift is each dot product, because it depends only on i - j. This is why "
+           "absolute position is invisible to the scores. (A KV cache may keep keys already rotated for "
+           "another reason: a key's rotation depends only on its own position, which never changes.)");
   }
+}
 
-  {
-    auto& s = out.stage("Wavelengths: how far each pair can tell positions apart",
-                        "wavelength[i] = 2 pi / inv_freq[i] = 2 pi theta^(2i/d_k)  (tokens per full turn)");
-    std::vector<std::size_t> pairs = {0, P / 2, P - 1};
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t i : pairs) {
-      const double w = 2.0 * kPi / inv_freq(i);
-      rows.push_back({std::to_string(i), "(" + std::to_string(i) + ", " + std::to_string(i + P) + ")",
-                      report::scientific(inv_freq(i), 3), f(w, 1),
-                      f(static_cast<double>(T - 1) / w, 3)});
-    }
-    s.table({"pair", "dims (half)", "inv_freq", "wavelength (tokens)", "turns over positions 0.." + std::to_string(T - 1)},
-            rows);
-    if (rows.size() < P)
-      s.note("The table samples " + std::to_string(rows.size()) + " of the " + std::to_string(P) +
-             " pairs: the fastest, one in the middle and the slowest; the wavelengths of the others lie between, "
-             "growing by theta^(2/d_k) = " + f(std::pow(static_cast<double>(theta), 2.0 / static_cast<double>(d_k)), 3) +
-             "x from one pair to the next.");
-    const double w_first = 2.0 * kPi / inv_freq(0);
-    const double w_last = 2.0 * kPi / inv_freq(P - 1);
-    const double w_llama3 = 2.0 * kPi / rope_inv_freq(d_k, 500000.0f)(P - 1);
-    std::string text = "Pair 0 completes a turn every " + f(w_first, 2) + " tokens, so it repeats within a short "
-                       "distance and tells neighbours apart";
-    text += P == 1 ? std::string("; it is the only pair at d_k = 2, so its angle wraps around every ") +
-                         f(w_first, 2) + " tokens whatever theta is"
-                   : "; pair " + std::to_string(P - 1) + " needs " + f(w_last, 1) + " tokens per turn";
-    if (P == 1) text += ".";
-    else text += static_cast<double>(T - 1) < w_last
-                ? ", more than the " + Ts + " positions here, so across this sequence it turns by only " +
-                      f(static_cast<double>(T - 1) / w_last * 360.0, 3) +
-                      " degrees and still tells far positions apart without wrapping around."
-                : ", and with " + Ts + " positions even it wraps around.";
-    if (P > 1 && theta != 500000.0f)
-      text += " At Llama 3's theta 500000 the slowest pair at this d_k would need " + f(w_llama3, 1) +
-              " tokens per turn: a larger theta stretches the slow pairs for longer contexts.";
-    s.note(text);
+// Needs only d_k and theta: the same with and without values.
+void stage_wavelengths(const RopeLesson& L, report::Report& out) {
+  const std::size_t T = L.T, d_k = L.d_k, P = L.P;
+  const float theta = L.theta;
+  const Vec& inv_freq = L.inv_freq;
+  const std::string Ts = std::to_string(T);
+  auto& s = out.stage("Wavelengths: how far each pair can tell positions apart",
+                      "wavelength[i] = 2 pi / inv_freq[i] = 2 pi theta^(2i/d_k)  (tokens per full turn)");
+  std::vector<std::size_t> pairs = {0, P / 2, P - 1};
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i : pairs) {
+    const double w = 2.0 * kPi / inv_freq(i);
+    rows.push_back({std::to_string(i), "(" + std::to_string(i) + ", " + std::to_string(i + P) + ")",
+                    report::scientific(inv_freq(i), 3), f(w, 1),
+                    f(static_cast<double>(T - 1) / w, 3)});
   }
+  s.table({"pair", "dims (half)", "inv_freq", "wavelength (tokens)", "turns over positions 0.." + std::to_string(T - 1)},
+          rows);
+  if (rows.size() < P)
+    s.note("The table samples " + std::to_string(rows.size()) + " of the " + std::to_string(P) +
+           " pairs: the fastest, one in the middle and the slowest; the wavelengths of the others lie between, "
+           "growing by theta^(2/d_k) = " + f(std::pow(static_cast<double>(theta), 2.0 / static_cast<double>(d_k)), 3) +
+           "x from one pair to the next.");
+  const double w_first = 2.0 * kPi / inv_freq(0);
+  const double w_last = 2.0 * kPi / inv_freq(P - 1);
+  const double w_llama3 = 2.0 * kPi / rope_inv_freq(d_k, 500000.0f)(P - 1);
+  std::string text = "Pair 0 completes a turn every " + f(w_first, 2) + " tokens, so it repeats within a short "
+                     "distance and tells neighbours apart";
+  text += P == 1 ? std::string("; it is the only pair at d_k = 2, so its angle wraps around every ") +
+                       f(w_first, 2) + " tokens whatever theta is"
+                 : "; pair " + std::to_string(P - 1) + " needs " + f(w_last, 1) + " tokens per turn";
+  if (P == 1) text += ".";
+  else text += static_cast<double>(T - 1) < w_last
+              ? ", more than the " + Ts + " positions here, so across this sequence it turns by only " +
+                    f(static_cast<double>(T - 1) / w_last * 360.0, 3) +
+                    " degrees and still tells far positions apart without wrapping around."
+              : ", and with " + Ts + " positions even it wraps around.";
+  if (P > 1 && theta != 500000.0f)
+    text += " At Llama 3's theta 500000 the slowest pair at this d_k would need " + f(w_llama3, 1) +
+            " tokens per turn: a larger theta stretches the slow pairs for longer contexts.";
+  s.note(text);
+}
+
+}  // namespace
+
+// The lesson reads as its table of contents: one function per stage, in the order they print.
+void lesson_rope(const LessonOptions& opts, report::Report& out) {
+  RopeLesson L(opts, out);
+  stage_queries_keys(L, out);
+  stage_tables(L, out);
+  stage_rotate(L, out);
+  stage_interleaved(L, out);
+  stage_scores(L, out);
+  stage_shift(L, out);
+  stage_wavelengths(L, out);
 }
 
 // Teaching order 650: after heads (600), before scaling (700); docs/rope.md is its page.
