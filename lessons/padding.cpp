@@ -445,364 +445,440 @@ Ten3 self_scores_of(const Ten3& x, std::size_t d) {
 // A number as a table cell: "nan" like PyTorch, else four decimals.
 std::string cell(double v) { return std::isnan(v) ? "nan" : report::fixed(v, 4); }
 
-}  // namespace
-
-void lesson_padding(const LessonOptions& opts, report::Report& out) {
-  // A --shapes-only run past printable sizes computes nothing (build_batch): `values` is then
-  // false, every tensor below holds its shape alone, and the checks, the tables of measured
-  // numbers and the sentences about them are left out. A run with values holds every tensor a
-  // stage shows once, shared with the report, and makes the others one at a time.
-  const PaddedBatch p = build_batch(opts, /*values_optional=*/!out.keep_values);
-  const bool values = p.values;
-  const std::size_t B = p.B, T = p.T, S = p.S, d = p.d;
-  const std::string Ss = std::to_string(S);
-
+// What the stages share: the batch, its sizes, and the masks, scores and weights later stages
+// read. Each stage makes what it adds, in the lesson's order, so a run holds what it held before
+// at every point. A --shapes-only run past printable sizes computes nothing (build_batch):
+// `values` is then false, every tensor holds its shape alone, and the checks, the tables of
+// measured numbers and the sentences about them are left out (the stages' `if (values)`). A run
+// with values holds every tensor a stage shows once, shared with the report, and makes the
+// others one at a time.
+struct PaddingLesson {
+  const PaddedBatch p;
+  const bool values;
+  const std::size_t B, T, S, d;
+  const std::string Ss;
   std::size_t padded_positions = 0;
-  for (std::size_t n : p.lens) padded_positions += S - n;
-  std::vector<std::string> setting = {"seed " + std::to_string(p.seed), "batch " + std::to_string(B),
-                                      "queries " + std::to_string(T), "S " + Ss, "d " + std::to_string(d),
-                                      "valid_lens " + list_text(p.lens)};
-  out.header = {"padding", "Padding masks: sentences of different lengths in one batch",
-                "d2l 11.3 (masked_softmax, valid_lens); PyTorch's key_padding_mask", setting, p.reproduce};
+  Held<Mat> key_pad;                          // (B, S), 1 = padding
+  Held<Ten3> mask;                            // (B, T, S)
+  Held<Ten3> scores, masked;                  // (B, T, S)
+  Held<Ten3> weights_inf;                     // (B, T, S)
+  Held<Ten3> context_inf;                     // (B, T, d)
+  Held<Ten3> self_mask, self_scores;          // (B, S, S)
+  FullRows full{{}, 0, 0};                    // the fully masked rows of self_mask
+  Held<Ten3> self_inf, self_1e9, self_d2l;    // (B, S, S)
+  Held<Ten3> self_context;                    // (B, S, d)
 
-  // Stage 1: the batch.
-  {
-    auto& s = out.stage("A padded batch: decoder queries over encoder states of different lengths",
-                        p.from_tokens ? "xs = pad_sequence([embed(sentence) for sentence in sentences]);  k = v = xs;  "
-                                        "q = torch.rand(B, T, d)"
-                                      : "q = torch.rand(B, T, d);  k, v = torch.rand(B, S, d);  valid_lens = " +
-                                            list_text(p.lens));
-    s.show("q", p.q, p.q_rows).detail();
-    if (p.from_tokens) s.show("xs", p.xs, p.src_rows);
-    else s.show("k", p.k, p.src_rows).show("v", p.v, p.src_rows).detail();
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t b = 0; b < B; ++b) {
-      std::vector<std::string> words(p.src_rows.begin() + b * S, p.src_rows.begin() + b * S + p.lens[b]);
-      rows.push_back({std::to_string(b), join_words(words), std::to_string(p.lens[b]), std::to_string(S - p.lens[b])});
-    }
-    s.table({"sequence", "real tokens", "valid_len", "padded positions"}, std::move(rows));
-    s.note(std::string(p.from_tokens
-                           ? "Each sentence is embedded word by word and padded with zero rows to the longest, "
-                             "S = " + Ss + " (torch.nn.utils.rnn.pad_sequence; nn.Embedding(padding_idx=...) also "
-                             "gives the pad token a zero vector). The encoder states are these embeddings: k = v = xs. "
-                             "The decoder's T = " + std::to_string(T) + " queries are drawn from the seed."
-                           : "Sequence b has valid_lens[b] real positions out of S = " + Ss + "; the rest are padding." +
-                                 (padded_positions == 0
-                                      ? std::string()
-                                      : " Here the padded rows hold random numbers like the real ones, to make the "
-                                        "point that their values must never matter: only the mask decides.")) +
-           (padded_positions == 0
-                ? " No sequence is padded here (every valid length is S): the masks below hide nothing."
-                : " In all, " + std::to_string(padded_positions) + " of the " + std::to_string(B * S) +
-                      " key positions are padding."));
-    if (!values)
-      s.note("--shapes-only at these sizes computes nothing: with values the lesson would hold " +
-             report::bytes(static_cast<double>(p.held)) + " at once, among them attn_scores " + shape_str({B, T, S}) +
-             " and self_scores " + shape_str({B, S, S}) + " as float32. The stages below list names and shapes only; "
-             "the checks, the tables of measured numbers and the sentences about the numbers need the values and "
-             "are left out.");
+  PaddingLesson(const LessonOptions& opts, report::Report& out)
+      : p(build_batch(opts, /*values_optional=*/!out.keep_values)),
+        values(p.values),
+        B(p.B),
+        T(p.T),
+        S(p.S),
+        d(p.d),
+        Ss(std::to_string(S)) {
+    for (std::size_t n : p.lens) padded_positions += S - n;
+    std::vector<std::string> setting = {"seed " + std::to_string(p.seed), "batch " + std::to_string(B),
+                                        "queries " + std::to_string(T), "S " + Ss, "d " + std::to_string(d),
+                                        "valid_lens " + list_text(p.lens)};
+    out.header = {"padding", "Padding masks: sentences of different lengths in one batch",
+                  "d2l 11.3 (masked_softmax, valid_lens); PyTorch's key_padding_mask", setting, p.reproduce};
   }
+  PaddingLesson(const PaddingLesson&) = delete;
+};
 
-  // Stage 2: the key-padding mask and its broadcast.
-  const Held<Mat> key_pad = hold(values, {B, S}, [&] { return key_padding_mask(p.lens, S); });  // (B, S), 1 = padding
-  const Held<Ten3> mask = hold(values, {B, T, S}, [&] { return cross_padding_mask(*key_pad, T); });  // (B, T, S)
-  {
-    auto& s = out.stage("The key-padding mask, and how it covers every query",
-                        "key_pad = (torch.arange(S)[None, :] >= valid_lens[:, None]).float()   # (B, S), 1 = padding\n"
-                        "mask = key_pad[:, None, :].expand(B, T, S)");
-    report::Labels seq_rows;
-    for (std::size_t b = 0; b < B; ++b) seq_rows.push_back("valid_len " + std::to_string(p.lens[b]));
-    s.show("key_pad", key_pad, std::move(seq_rows)).show("mask", mask, p.q_rows).detail();
-    if (values) {
-      double worst = 0.0;  // max over t of |mask[:, t, :] - key_pad|
-      for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t t = 0; t < T; ++t)
-          for (std::size_t c = 0; c < S; ++c) worst = std::fmax(worst, std::fabs((*mask)(b, t, c) - (*key_pad)(b, c)));
-      s.check("every query row of mask[b] is key_pad[b]: the mask depends on the key only", "max |diff|", worst,
-              Relation::AtMost, 0.0);
-    }
-    std::string repeated;
-    for (std::size_t b = 0; b < B && b < 4; ++b)
-      for (std::size_t t = 0; t < T && t < 3; ++t) repeated += (repeated.empty() ? "" : ", ") + std::to_string(p.lens[b]);
-    s.note("A key-padding mask is one row per sequence: key s of sequence b is hidden when s >= valid_lens[b]. "
-           "Adding the axis (key_pad[:, None, :]) lets one row cover all " + std::to_string(T) +
-           " queries, without a copy in PyTorch. d2l's masked_softmax reaches the same cells another way: it "
-           "flattens the scores to (B*T, S) and repeats each length T times (valid_lens.repeat_interleave(T) = [" +
-           repeated + (B * T > std::min<std::size_t>(B, 4) * std::min<std::size_t>(T, 3) ? ", ..." : "") + "]).");
+// Stage 1: the batch.
+void stage_batch(const PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, T = L.T, S = L.S, padded_positions = L.padded_positions;
+  const bool values = L.values;
+  const std::string& Ss = L.Ss;
+  const PaddedBatch& p = L.p;
+  auto& s = out.stage("A padded batch: decoder queries over encoder states of different lengths",
+                      p.from_tokens ? "xs = pad_sequence([embed(sentence) for sentence in sentences]);  k = v = xs;  "
+                                      "q = torch.rand(B, T, d)"
+                                    : "q = torch.rand(B, T, d);  k, v = torch.rand(B, S, d);  valid_lens = " +
+                                          list_text(p.lens));
+  s.show("q", p.q, p.q_rows).detail();
+  if (p.from_tokens) s.show("xs", p.xs, p.src_rows);
+  else s.show("k", p.k, p.src_rows).show("v", p.v, p.src_rows).detail();
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t b = 0; b < B; ++b) {
+    std::vector<std::string> words(p.src_rows.begin() + b * S, p.src_rows.begin() + b * S + p.lens[b]);
+    rows.push_back({std::to_string(b), join_words(words), std::to_string(p.lens[b]), std::to_string(S - p.lens[b])});
   }
+  s.table({"sequence", "real tokens", "valid_len", "padded positions"}, std::move(rows));
+  s.note(std::string(p.from_tokens
+                         ? "Each sentence is embedded word by word and padded with zero rows to the longest, "
+                           "S = " + Ss + " (torch.nn.utils.rnn.pad_sequence; nn.Embedding(padding_idx=...) also "
+                           "gives the pad token a zero vector). The encoder states are these embeddings: k = v = xs. "
+                           "The decoder's T = " + std::to_string(T) + " queries are drawn from the seed."
+                         : "Sequence b has valid_lens[b] real positions out of S = " + Ss + "; the rest are padding." +
+                               (padded_positions == 0
+                                    ? std::string()
+                                    : " Here the padded rows hold random numbers like the real ones, to make the "
+                                      "point that their values must never matter: only the mask decides.")) +
+         (padded_positions == 0
+              ? " No sequence is padded here (every valid length is S): the masks below hide nothing."
+              : " In all, " + std::to_string(padded_positions) + " of the " + std::to_string(B * S) +
+                    " key positions are padding."));
+  if (!values)
+    s.note("--shapes-only at these sizes computes nothing: with values the lesson would hold " +
+           report::bytes(static_cast<double>(p.held)) + " at once, among them attn_scores " + shape_str({B, T, S}) +
+           " and self_scores " + shape_str({B, S, S}) + " as float32. The stages below list names and shapes only; "
+           "the checks, the tables of measured numbers and the sentences about the numbers need the values and "
+           "are left out.");
+}
 
-  // Stage 3: cross-attention scores, scaled, then masked.
-  const Held<Ten3> scores = hold(values, {B, T, S}, [&] {
+// Stage 2: the key-padding mask and its broadcast.
+void stage_key_padding_mask(PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, T = L.T, S = L.S;
+  const bool values = L.values;
+  const PaddedBatch& p = L.p;
+  L.key_pad = hold(values, {B, S}, [&] { return key_padding_mask(p.lens, S); });  // (B, S), 1 = padding
+  L.mask = hold(values, {B, T, S}, [&] { return cross_padding_mask(*L.key_pad, T); });  // (B, T, S)
+  const Held<Mat>& key_pad = L.key_pad;
+  const Held<Ten3>& mask = L.mask;
+  auto& s = out.stage("The key-padding mask, and how it covers every query",
+                      "key_pad = (torch.arange(S)[None, :] >= valid_lens[:, None]).float()   # (B, S), 1 = padding\n"
+                      "mask = key_pad[:, None, :].expand(B, T, S)");
+  report::Labels seq_rows;
+  for (std::size_t b = 0; b < B; ++b) seq_rows.push_back("valid_len " + std::to_string(p.lens[b]));
+  s.show("key_pad", key_pad, std::move(seq_rows)).show("mask", mask, p.q_rows).detail();
+  if (values) {
+    double worst = 0.0;  // max over t of |mask[:, t, :] - key_pad|
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t c = 0; c < S; ++c) worst = std::fmax(worst, std::fabs((*mask)(b, t, c) - (*key_pad)(b, c)));
+    s.check("every query row of mask[b] is key_pad[b]: the mask depends on the key only", "max |diff|", worst,
+            Relation::AtMost, 0.0);
+  }
+  std::string repeated;
+  for (std::size_t b = 0; b < B && b < 4; ++b)
+    for (std::size_t t = 0; t < T && t < 3; ++t) repeated += (repeated.empty() ? "" : ", ") + std::to_string(p.lens[b]);
+  s.note("A key-padding mask is one row per sequence: key s of sequence b is hidden when s >= valid_lens[b]. "
+         "Adding the axis (key_pad[:, None, :]) lets one row cover all " + std::to_string(T) +
+         " queries, without a copy in PyTorch. d2l's masked_softmax reaches the same cells another way: it "
+         "flattens the scores to (B*T, S) and repeats each length T times (valid_lens.repeat_interleave(T) = [" +
+         repeated + (B * T > std::min<std::size_t>(B, 4) * std::min<std::size_t>(T, 3) ? ", ..." : "") + "]).");
+}
+
+// Stage 3: cross-attention scores, scaled, then masked.
+void stage_scores(PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, T = L.T, S = L.S, d = L.d, padded_positions = L.padded_positions;
+  const bool values = L.values;
+  const PaddedBatch& p = L.p;
+  const Held<Ten3>& mask = L.mask;
+  L.scores = hold(values, {B, T, S}, [&] {
     Ten3 x = matmul_bt(*p.q, *p.k);  // (B, T, d) @ (B, S, d)^T -> (B, T, S)
     scale_inplace(x, d);             // nothing masked yet
     return x;
   });
-  const Held<Ten3> masked = hold(values, {B, T, S}, [&] {
-    Ten3 x = *scores;  // (B, T, S)
+  L.masked = hold(values, {B, T, S}, [&] {
+    Ten3 x = *L.scores;  // (B, T, S)
     fill_where(x, *mask, kNegInf);
     return x;
   });
-  {
-    auto& s = out.stage("Cross-attention scores, scaled, then masked",
-                        "scores = q @ k^T / sqrt(d);  masked = scores.masked_fill(mask.bool(), -inf)");
-    s.in("q", p.q).in("k", p.k).in("mask", mask);
-    s.show("scores", scores, p.q_rows).detail().show("masked", masked, p.q_rows);
-    if (padded_positions == 0) {
-      s.note("Nothing is masked: masked equals scores.");
-    } else if (values) {
-      double hidden_max = -std::numeric_limits<double>::infinity();
-      for (std::size_t i = 0; i < scores->size(); ++i)
-        if (mask->data()[i] != 0.0f) hidden_max = std::fmax(hidden_max, scores->data()[i]);
-      s.note("The scores do not know about padding: every query scores the padded keys too (up to " +
-             report::fixed(hidden_max, 4) + " here, ordinary numbers). Only the mask turns them into -inf.");
-    }
+  const Held<Ten3> &scores = L.scores, &masked = L.masked;
+  auto& s = out.stage("Cross-attention scores, scaled, then masked",
+                      "scores = q @ k^T / sqrt(d);  masked = scores.masked_fill(mask.bool(), -inf)");
+  s.in("q", p.q).in("k", p.k).in("mask", mask);
+  s.show("scores", scores, p.q_rows).detail().show("masked", masked, p.q_rows);
+  if (padded_positions == 0) {
+    s.note("Nothing is masked: masked equals scores.");
+  } else if (values) {
+    double hidden_max = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < scores->size(); ++i)
+      if (mask->data()[i] != 0.0f) hidden_max = std::fmax(hidden_max, scores->data()[i]);
+    s.note("The scores do not know about padding: every query scores the padded keys too (up to " +
+           report::fixed(hidden_max, 4) + " here, ordinary numbers). Only the mask turns them into -inf.");
   }
+}
 
-  // Stage 4: softmax with -inf; the padding gets nothing.
-  const Held<Ten3> weights_inf = hold(values, {B, T, S}, [&] { return softmax_rows(*masked); });  // (B, T, S)
-  const Held<Ten3> context_inf = hold(values, {B, T, d}, [&] { return matmul(*weights_inf, *p.v); });  // (B, T, d)
-  {
-    auto& s = out.stage("Softmax over the keys: padded keys get exactly 0",
-                        "attn_weights_inf = softmax(masked, dim=-1);  context_inf = attn_weights_inf @ v");
-    s.in("masked", masked).in("v", p.v);
-    s.show("attn_weights_inf", weights_inf, p.q_rows).attention_weights();
-    s.show("context_inf", context_inf, p.q_rows).detail();
-    if (values) {
-      check_rows_sum_to_one(s, "attn_weights_inf", *weights_inf);
-      s.check("every padded key gets weight exactly 0", "largest weight on a padded key",
-              max_hidden_weight(*weights_inf, *mask), Relation::AtMost, 0.0);
-      // Bound 0: a hidden key reaches the output only through a weight that is exactly 0.
-      double probe_diff = 0.0;
-      {
-        const Ten3 k_probe = with_padded_rows(*p.k, p.lens, kProbe);  // (B, S, d)
-        const Ten3 v_probe = with_padded_rows(*p.v, p.lens, kProbe);  // (B, S, d)
-        Ten3 probe = matmul_bt(*p.q, k_probe);                        // (B, T, S)
-        scale_inplace(probe, d);
-        fill_where(probe, *mask, kNegInf);
-        softmax_rows_inplace(probe.data(), B * T, S);  // (B, T, S): the probe's weights
-        probe_diff = std::fmax(max_abs_diff(probe, *weights_inf),
-                               max_abs_diff(matmul(probe, v_probe), *context_inf));  // (B, T, d)
-      }
-      s.check("replacing every padded key and value by 1000 changes no weight and no context", "max |diff|",
-              probe_diff, Relation::AtMost, 0.0);
+// Stage 4: softmax with -inf; the padding gets nothing.
+void stage_softmax_inf(PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, T = L.T, S = L.S, d = L.d;
+  const bool values = L.values;
+  const PaddedBatch& p = L.p;
+  const Held<Ten3> &mask = L.mask, &masked = L.masked;
+  L.weights_inf = hold(values, {B, T, S}, [&] { return softmax_rows(*masked); });  // (B, T, S)
+  L.context_inf = hold(values, {B, T, d}, [&] { return matmul(*L.weights_inf, *p.v); });  // (B, T, d)
+  const Held<Ten3> &weights_inf = L.weights_inf, &context_inf = L.context_inf;
+  auto& s = out.stage("Softmax over the keys: padded keys get exactly 0",
+                      "attn_weights_inf = softmax(masked, dim=-1);  context_inf = attn_weights_inf @ v");
+  s.in("masked", masked).in("v", p.v);
+  s.show("attn_weights_inf", weights_inf, p.q_rows).attention_weights();
+  s.show("context_inf", context_inf, p.q_rows).detail();
+  if (values) {
+    check_rows_sum_to_one(s, "attn_weights_inf", *weights_inf);
+    s.check("every padded key gets weight exactly 0", "largest weight on a padded key",
+            max_hidden_weight(*weights_inf, *mask), Relation::AtMost, 0.0);
+    // Bound 0: a hidden key reaches the output only through a weight that is exactly 0.
+    double probe_diff = 0.0;
+    {
+      const Ten3 k_probe = with_padded_rows(*p.k, p.lens, kProbe);  // (B, S, d)
+      const Ten3 v_probe = with_padded_rows(*p.v, p.lens, kProbe);  // (B, S, d)
+      Ten3 probe = matmul_bt(*p.q, k_probe);                        // (B, T, S)
+      scale_inplace(probe, d);
+      fill_where(probe, *mask, kNegInf);
+      softmax_rows_inplace(probe.data(), B * T, S);  // (B, T, S): the probe's weights
+      probe_diff = std::fmax(max_abs_diff(probe, *weights_inf),
+                             max_abs_diff(matmul(probe, v_probe), *context_inf));  // (B, T, d)
     }
-    std::string one_key;  // sequences whose queries see a single key: weight 1 on it (the first 16 named)
-    std::size_t n_one = 0;
-    for (std::size_t b = 0; b < B; ++b)
-      if (p.lens[b] == 1 && n_one++ < 16) one_key += (n_one > 1 ? ", " : "") + std::to_string(b);
-    if (n_one > 16) one_key += " and " + std::to_string(n_one - 16) + " more";
-    s.note("exp(-inf) is exactly 0, so each row shares its weight among the real keys of its own sequence only, "
-           "and the padded values are multiplied by 0 in context_inf. Every query here has at least one real key, "
-           "so no row is left empty." +
-           (n_one == 0 ? std::string()
-            : n_one == 1 ? " Sequence " + one_key + " has one real token: all of its queries' weight goes there."
-                         : " Sequences " + one_key + " have one real token each: all of their queries' weight goes there."));
+    s.check("replacing every padded key and value by 1000 changes no weight and no context", "max |diff|",
+            probe_diff, Relation::AtMost, 0.0);
   }
+  std::string one_key;  // sequences whose queries see a single key: weight 1 on it (the first 16 named)
+  std::size_t n_one = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    if (p.lens[b] == 1 && n_one++ < 16) one_key += (n_one > 1 ? ", " : "") + std::to_string(b);
+  if (n_one > 16) one_key += " and " + std::to_string(n_one - 16) + " more";
+  s.note("exp(-inf) is exactly 0, so each row shares its weight among the real keys of its own sequence only, "
+         "and the padded values are multiplied by 0 in context_inf. Every query here has at least one real key, "
+         "so no row is left empty." +
+         (n_one == 0 ? std::string()
+          : n_one == 1 ? " Sequence " + one_key + " has one real token: all of its queries' weight goes there."
+                       : " Sequences " + one_key + " have one real token each: all of their queries' weight goes there."));
+}
 
-  // Stage 5: d2l's fill.
+// Stage 5: d2l's fill.
+void stage_d2l_fill(const PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, T = L.T, S = L.S, d = L.d;
+  const bool values = L.values;
+  const PaddedBatch& p = L.p;
+  const Held<Ten3> &mask = L.mask, &scores = L.scores, &weights_inf = L.weights_inf;
   const Held<Ten3> weights_d2l = hold(values, {B, T, S}, [&] { return masked_weights(*scores, *mask, kD2lFill); });
   const Held<Ten3> context_d2l = hold(values, {B, T, d}, [&] { return matmul(*weights_d2l, *p.v); });  // (B, T, d)
-  {
-    auto& s = out.stage("d2l's masked_softmax: fill -1e6 instead of -inf",
-                        "attn_weights_d2l = softmax(scores.masked_fill(mask.bool(), -1e6), dim=-1)   "
-                        "# d2l: sequence_mask(X.reshape(-1, S), valid_lens.repeat_interleave(T), value=-1e6)\n"
-                        "context_d2l = attn_weights_d2l @ v");
-    s.in("scores", scores).in("mask", mask);
-    s.show("attn_weights_d2l", weights_d2l, p.q_rows).attention_weights();
-    s.show("context_d2l", context_d2l, p.q_rows);
-    if (values) {
-      const double gap = closest_fill_gap(*scores, *mask, kD2lFill);
-      const double diff = max_abs_diff(*weights_d2l, *weights_inf);
-      // The same numbers as stage 4's, bit for bit: the default text does not print them twice.
-      if (diff == 0.0) s.detail("attn_weights_d2l").detail("context_d2l");
-      s.question("does fill -1e6 give exactly the same attn_weights as -inf here?", "max |diff|", diff,
-                 Relation::AtMost, 0.0, fill_gap_reason(gap));
-      s.note(std::isinf(gap)
-                 ? std::string("Nothing is masked here, so the fill is never used.")
-                 : "Softmax subtracts each row's largest score, so a masked key keeps exp(-1e6 - max) of the largest "
-                   "key's weight. The closest any row comes is exp(" + report::measured(gap) + "), which is " +
-                       (gap < kExpUnderflow ? std::string("exactly 0 in float32 (exp underflows below -104): the same "
-                                                          "weights as -inf, bit for bit.")
-                                            : std::string("not 0 in float32: masked keys keep a little weight.")) +
-                       " d2l fills after dividing by sqrt(d); the causal lesson fills before, which makes no "
-                       "difference for -inf but scales a finite fill.");
-    }
+  auto& s = out.stage("d2l's masked_softmax: fill -1e6 instead of -inf",
+                      "attn_weights_d2l = softmax(scores.masked_fill(mask.bool(), -1e6), dim=-1)   "
+                      "# d2l: sequence_mask(X.reshape(-1, S), valid_lens.repeat_interleave(T), value=-1e6)\n"
+                      "context_d2l = attn_weights_d2l @ v");
+  s.in("scores", scores).in("mask", mask);
+  s.show("attn_weights_d2l", weights_d2l, p.q_rows).attention_weights();
+  s.show("context_d2l", context_d2l, p.q_rows);
+  if (values) {
+    const double gap = closest_fill_gap(*scores, *mask, kD2lFill);
+    const double diff = max_abs_diff(*weights_d2l, *weights_inf);
+    // The same numbers as stage 4's, bit for bit: the default text does not print them twice.
+    if (diff == 0.0) s.detail("attn_weights_d2l").detail("context_d2l");
+    s.question("does fill -1e6 give exactly the same attn_weights as -inf here?", "max |diff|", diff,
+               Relation::AtMost, 0.0, fill_gap_reason(gap));
+    s.note(std::isinf(gap)
+               ? std::string("Nothing is masked here, so the fill is never used.")
+               : "Softmax subtracts each row's largest score, so a masked key keeps exp(-1e6 - max) of the largest "
+                 "key's weight. The closest any row comes is exp(" + report::measured(gap) + "), which is " +
+                     (gap < kExpUnderflow ? std::string("exactly 0 in float32 (exp underflows below -104): the same "
+                                                        "weights as -inf, bit for bit.")
+                                          : std::string("not 0 in float32: masked keys keep a little weight.")) +
+                     " d2l fills after dividing by sqrt(d); the causal lesson fills before, which makes no "
+                     "difference for -inf but scales a finite fill.");
   }
+}
 
-  // Stage 6: self-attention over the padded batch, padded queries masked too.
-  const Held<Ten3> self_mask = hold(values, {B, S, S}, [&] { return self_padding_mask(p.lens, S); });  // (B, S, S)
+// Stage 6: self-attention over the padded batch, padded queries masked too.
+void stage_self_attention(PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, S = L.S, d = L.d;
+  const bool values = L.values;
+  const PaddedBatch& p = L.p;
+  const Held<Mat>& key_pad = L.key_pad;
+  L.self_mask = hold(values, {B, S, S}, [&] { return self_padding_mask(p.lens, S); });  // (B, S, S)
   // With values the fully masked rows are read off self_mask (and checked against the padding below).
-  const FullRows full(values ? fully_masked_rows(*self_mask) : padded_rows(p.lens, S), B, S);
-  const Held<Ten3> self_scores = hold(values, {B, S, S}, [&] { return self_scores_of(*p.xs, d); });  // nothing masked
-  {
-    auto& s = out.stage("Self-attention over the padded batch: padded queries are masked too",
-                        "self_mask = key_pad[:, :, None] | key_pad[:, None, :]   # (B, S, S)\n"
-                        "self_scores = xs @ xs^T / sqrt(d)");
-    s.in("xs", p.xs).in("key_pad", key_pad);
-    if (!p.from_tokens) s.show("xs", p.xs, p.src_rows).detail();
-    s.show("self_mask", self_mask, p.src_rows).show("self_scores", self_scores, p.src_rows).detail();
-    if (values) {
-      std::size_t mismatched = 0;  // rows whose "fully masked" differs from "the query is padding"
-      for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t r = 0; r < S; ++r) mismatched += full.has(b, r) != ((*key_pad)(b, r) != 0.0f);
-      s.check("a row of self_mask is fully masked exactly when its query is padding", "rows that differ",
-              static_cast<double>(mismatched), Relation::AtMost, 0.0);
-    }
-    s.note(std::string(p.from_tokens ? "The encoder's own layer: the padded sentences attend to themselves (xs, "
-                                       "the same tensor as k and v above). "
-                                     : "Now a batch attends to itself (xs, drawn after v), as an encoder layer does. ") +
-           "When the mask hides padded queries as well as padded keys (mask = pad_q | pad_k), "
-           "a padded query has no key it may see: " +
-           (full.empty() ? std::string("here no query is padding, so no row is fully masked.")
-                         : std::to_string(full.size()) + " rows of self_mask are all 1, (sequence, row) = " +
-                               rows_text(full.rows) + "."));
+  L.full = FullRows(values ? fully_masked_rows(*L.self_mask) : padded_rows(p.lens, S), B, S);
+  L.self_scores = hold(values, {B, S, S}, [&] { return self_scores_of(*p.xs, d); });  // nothing masked
+  const FullRows& full = L.full;
+  const Held<Ten3> &self_mask = L.self_mask, &self_scores = L.self_scores;
+  auto& s = out.stage("Self-attention over the padded batch: padded queries are masked too",
+                      "self_mask = key_pad[:, :, None] | key_pad[:, None, :]   # (B, S, S)\n"
+                      "self_scores = xs @ xs^T / sqrt(d)");
+  s.in("xs", p.xs).in("key_pad", key_pad);
+  if (!p.from_tokens) s.show("xs", p.xs, p.src_rows).detail();
+  s.show("self_mask", self_mask, p.src_rows).show("self_scores", self_scores, p.src_rows).detail();
+  if (values) {
+    std::size_t mismatched = 0;  // rows whose "fully masked" differs from "the query is padding"
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t r = 0; r < S; ++r) mismatched += full.has(b, r) != ((*key_pad)(b, r) != 0.0f);
+    s.check("a row of self_mask is fully masked exactly when its query is padding", "rows that differ",
+            static_cast<double>(mismatched), Relation::AtMost, 0.0);
   }
+  s.note(std::string(p.from_tokens ? "The encoder's own layer: the padded sentences attend to themselves (xs, "
+                                     "the same tensor as k and v above). "
+                                   : "Now a batch attends to itself (xs, drawn after v), as an encoder layer does. ") +
+         "When the mask hides padded queries as well as padded keys (mask = pad_q | pad_k), "
+         "a padded query has no key it may see: " +
+         (full.empty() ? std::string("here no query is padding, so no row is fully masked.")
+                       : std::to_string(full.size()) + " rows of self_mask are all 1, (sequence, row) = " +
+                             rows_text(full.rows) + "."));
+}
 
-  // Stage 7: what the fill does to a fully masked row. Weights (B, S, S) with three fills.
-  const Held<Ten3> self_inf = hold(values, {B, S, S}, [&] { return masked_weights(*self_scores, *self_mask, kNegInf); });
-  const Held<Ten3> self_1e9 =
-      hold(values, {B, S, S}, [&] { return masked_weights(*self_scores, *self_mask, kLargeFill); });
-  const Held<Ten3> self_d2l = hold(values, {B, S, S}, [&] { return masked_weights(*self_scores, *self_mask, kD2lFill); });
+// Stage 7: what the fill does to a fully masked row. Weights (B, S, S) with three fills.
+void stage_fully_masked_row(PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, S = L.S, d = L.d;
+  const bool values = L.values;
+  const std::string& Ss = L.Ss;
+  const PaddedBatch& p = L.p;
+  const FullRows& full = L.full;
+  const Held<Ten3> &self_mask = L.self_mask, &self_scores = L.self_scores;
+  L.self_inf = hold(values, {B, S, S}, [&] { return masked_weights(*self_scores, *self_mask, kNegInf); });
+  L.self_1e9 = hold(values, {B, S, S}, [&] { return masked_weights(*self_scores, *self_mask, kLargeFill); });
+  L.self_d2l = hold(values, {B, S, S}, [&] { return masked_weights(*self_scores, *self_mask, kD2lFill); });
   // self_weights_inf @ xs (B, S, d): the first layer's output that stage 8 feeds to a second layer.
-  const Held<Ten3> self_context = hold(values, {B, S, d}, [&] { return matmul(*self_inf, *p.xs); });
-  {
-    auto& s = out.stage("A fully masked row: NaN with -inf, uniform with -1e9 and -1e6",
-                        "self_weights_fill = softmax(self_scores.masked_fill(self_mask.bool(), fill), dim=-1)   "
-                        "# fill = -inf, -1e9, -1e6");
-    s.in("self_scores", self_scores).in("self_mask", self_mask);
-    s.show("self_weights_inf", self_inf, p.src_rows).attention_weights().nan_from_masked_rows().picture_only();
-    // The checks and the table below state the -1e9 rows; -1e6 gives the same numbers here when
-    // nothing underflows differently (then the default text prints it once).
-    s.show("self_weights_1e9", self_1e9, p.src_rows).attention_weights().picture_only();
-    s.show("self_weights_d2l", self_d2l, p.src_rows).attention_weights();
-    if (values && max_abs_diff(*self_d2l, *self_1e9) == 0.0) s.detail();
-    if (values) {
-      std::size_t nan_mismatch = 0;  // rows where "holds NaN" differs from "fully masked"
-      for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t r = 0; r < S; ++r) nan_mismatch += row_has_nan(*self_inf, b, r) != full.has(b, r);
-      s.check("-inf turns exactly the fully masked rows into NaN (0/0)", "rows that differ",
-              static_cast<double>(nan_mismatch), Relation::AtMost, 0.0);
-      s.check("-1e9 spreads every fully masked row evenly, 1/S each", "max |w - 1/S|",
-              max_from_uniform(*self_1e9, full), Relation::AtMost, sum_tolerance(S));
-      s.check("-1e6 spreads every fully masked row evenly, 1/S each", "max |w - 1/S|",
-              max_from_uniform(*self_d2l, full), Relation::AtMost, sum_tolerance(S));
-      // A uniform row's context is the plain mean of all S value rows, padding included.
-      {
-        const Ten3 context_1e9 = matmul(*self_1e9, *p.xs);  // (B, S, S) @ (B, S, d) -> (B, S, d)
-        Ten3 mean_rows = xt::zeros<float>({B, S, d});  // (B, S, d): row r of sequence b = mean of xs[b]
-        Ten3 uniform_ctx = mean_rows;                  // (B, S, d): self_1e9's context on those rows, else 0
-        for (const MaskedRow& r : full.rows)
-          for (std::size_t c = 0; c < d; ++c) {
-            double sum = 0.0;
-            for (std::size_t j = 0; j < S; ++j) sum += (*p.xs)(r.batch, j, c);
-            mean_rows(r.batch, r.row, c) = static_cast<float>(sum / static_cast<double>(S));
-            uniform_ctx(r.batch, r.row, c) = context_1e9(r.batch, r.row, c);
-          }
-        check_close(s, "with -1e9 a fully masked row's output is the mean of all S values, padding included",
-                    uniform_ctx, mean_rows);
-      }
-      const double diff_1e9 = max_diff_visible_rows(*self_1e9, *self_inf, full);
-      const double diff_d2l = max_diff_visible_rows(*self_d2l, *self_inf, full);
-      s.question("do -1e9 and -1e6 give exactly the -inf weights on every row that has a visible key?", "max |diff|",
-                 std::fmax(diff_1e9, diff_d2l), Relation::AtMost, 0.0,
-                 fill_gap_reason(closest_fill_gap(*self_scores, *self_mask, kD2lFill)));
-      auto outcome = [&](const Ten3& w) {
-        if (full.empty()) return std::string("(no such row here)");
-        std::size_t nan = 0;
-        for (const MaskedRow& r : full.rows) nan += row_has_nan(w, r.batch, r.row);
-        if (nan == full.size()) return std::string("NaN, every entry");
-        return holds(max_from_uniform(w, full), Relation::AtMost, sum_tolerance(S)) ? "uniform, 1/" + Ss + " each"
-                                                                                      : std::string("neither");
-      };
-      auto other_rows = [&](double diff) {
-        return holds(diff, Relation::AtMost, 0.0) ? std::string("identical") : "differ by " + report::measured(diff);
-      };
-      std::string min_outcome, min_rows;  // finfo(float32).min, made and read here only
-      {
-        const Ten3 self_min = masked_weights(*self_scores, *self_mask, kFloatMin);  // (B, S, S)
-        min_outcome = outcome(self_min);
-        min_rows = other_rows(max_diff_visible_rows(self_min, *self_inf, full));
-      }
-      s.table({"fill", "used by", "masked rows become", "other rows vs -inf"},
-              {{"-inf", "masked_fill examples, Raschka 3.5", outcome(*self_inf), "(the reference)"},
-               {"-1e9", "the Llama-3.2-3B walk-through", outcome(*self_1e9), other_rows(diff_1e9)},
-               {"-1e6", "d2l's masked_softmax", outcome(*self_d2l), other_rows(diff_d2l)},
-               {"finfo(float32).min", "Hugging Face's masks", min_outcome, min_rows}});
+  L.self_context = hold(values, {B, S, d}, [&] { return matmul(*L.self_inf, *p.xs); });
+  const Held<Ten3> &self_inf = L.self_inf, &self_1e9 = L.self_1e9, &self_d2l = L.self_d2l;
+  auto& s = out.stage("A fully masked row: NaN with -inf, uniform with -1e9 and -1e6",
+                      "self_weights_fill = softmax(self_scores.masked_fill(self_mask.bool(), fill), dim=-1)   "
+                      "# fill = -inf, -1e9, -1e6");
+  s.in("self_scores", self_scores).in("self_mask", self_mask);
+  s.show("self_weights_inf", self_inf, p.src_rows).attention_weights().nan_from_masked_rows().picture_only();
+  // The checks and the table below state the -1e9 rows; -1e6 gives the same numbers here when
+  // nothing underflows differently (then the default text prints it once).
+  s.show("self_weights_1e9", self_1e9, p.src_rows).attention_weights().picture_only();
+  s.show("self_weights_d2l", self_d2l, p.src_rows).attention_weights();
+  if (values && max_abs_diff(*self_d2l, *self_1e9) == 0.0) s.detail();
+  if (values) {
+    std::size_t nan_mismatch = 0;  // rows where "holds NaN" differs from "fully masked"
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t r = 0; r < S; ++r) nan_mismatch += row_has_nan(*self_inf, b, r) != full.has(b, r);
+    s.check("-inf turns exactly the fully masked rows into NaN (0/0)", "rows that differ",
+            static_cast<double>(nan_mismatch), Relation::AtMost, 0.0);
+    s.check("-1e9 spreads every fully masked row evenly, 1/S each", "max |w - 1/S|",
+            max_from_uniform(*self_1e9, full), Relation::AtMost, sum_tolerance(S));
+    s.check("-1e6 spreads every fully masked row evenly, 1/S each", "max |w - 1/S|",
+            max_from_uniform(*self_d2l, full), Relation::AtMost, sum_tolerance(S));
+    // A uniform row's context is the plain mean of all S value rows, padding included.
+    {
+      const Ten3 context_1e9 = matmul(*self_1e9, *p.xs);  // (B, S, S) @ (B, S, d) -> (B, S, d)
+      Ten3 mean_rows = xt::zeros<float>({B, S, d});  // (B, S, d): row r of sequence b = mean of xs[b]
+      Ten3 uniform_ctx = mean_rows;                  // (B, S, d): self_1e9's context on those rows, else 0
+      for (const MaskedRow& r : full.rows)
+        for (std::size_t c = 0; c < d; ++c) {
+          double sum = 0.0;
+          for (std::size_t j = 0; j < S; ++j) sum += (*p.xs)(r.batch, j, c);
+          mean_rows(r.batch, r.row, c) = static_cast<float>(sum / static_cast<double>(S));
+          uniform_ctx(r.batch, r.row, c) = context_1e9(r.batch, r.row, c);
+        }
+      check_close(s, "with -1e9 a fully masked row's output is the mean of all S values, padding included",
+                  uniform_ctx, mean_rows);
     }
-    s.note(full.empty()
-               ? std::string("No row is fully masked here, so the four fills agree wherever a key is visible, "
-                             "and NaN never appears.")
-               : "In a fully masked row every entry is the fill. With -inf softmax computes exp(-inf - -inf) = "
-                 "exp(nan): the row is NaN, and so is its output. With a finite fill every entry equals the row's "
-                 "maximum, exp(0) = 1 each, and the row becomes 1/" + Ss + " everywhere: a finite average of "
-                 "padding that nothing should read. Neither is a meaningful answer; the difference is that NaN "
-                 "spreads (next stage).");
-  }
-
-  // Stage 8: what a model does about those rows.
-  {
-    auto& s = out.stage("What a model does about padded queries: mask keys only, then never read those rows",
-                        "keys_only = softmax(self_scores.masked_fill(key_pad[:, None, :].bool(), -inf), dim=-1)\n"
-                        "out = (keys_only @ xs) * (1 - key_pad)[:, :, None]   # padded query rows set to 0");
-    s.in("self_scores", self_scores).in("key_pad", key_pad);
-    const Held<Ten3> keys_only =
-        hold(values, {B, S, S}, [&] { return keys_only_weights(*self_scores, *key_pad, kNegInf); });  // (B, S, S)
-    const Held<Ten3> out_zeroed = hold(values, {B, S, d}, [&] {
-      Ten3 x = matmul(*keys_only, *p.xs);  // (B, S, S) @ (B, S, d) -> (B, S, d)
-      for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t r = p.lens[b]; r < S; ++r)
-          for (std::size_t c = 0; c < d; ++c) x(b, r, c) = 0.0f;
-      return x;
-    });
-    s.show("keys_only", keys_only, p.src_rows).attention_weights().picture_only();
-    s.show("out", out_zeroed, p.src_rows);
-    if (values) {
-      std::size_t keys_only_full = 0;  // rows of the keys-only mask with every key hidden: S per empty sequence
-      for (std::size_t b = 0; b < B; ++b) {
-        bool all = true;
-        for (std::size_t c = 0; c < S && all; ++c) all = (*key_pad)(b, c) != 0.0f;
-        if (all) keys_only_full += S;
-      }
-      s.check("with the keys-only mask no row is fully masked (every sequence has a real token)", "fully masked rows",
-              static_cast<double>(keys_only_full), Relation::AtMost, 0.0);
-      // Bound 0: a real query's row of the two masks is the same, and so is the arithmetic on it.
-      s.check("the real queries' rows are the same as with self_mask (only the padded rows differ)", "max |diff|",
-              max_diff_visible_rows(*keys_only, *self_inf, full), Relation::AtMost, 0.0);
-      s.check("out holds no NaN or inf", "values not finite", static_cast<double>(nonfinite_values(*out_zeroed)),
-              Relation::AtMost, 0.0);
-
-      // A second layer: the same attention over each first layer's output, one (B, S, S) at a time.
-      std::size_t nan_after_nan = 0, nan_after_fixed = 0, real_nan = 0;  // NaN rows after layer 2
-      {
-        const Ten3 layer2_nan = matmul(masked_weights(self_scores_of(*self_context, d), *self_mask, kNegInf),
-                                       *self_context);  // (B, S, S) @ (B, S, d) -> (B, S, d): pad_q | pad_k, -inf
-        nan_after_nan = nan_rows(layer2_nan);
-        for (std::size_t b = 0; b < B; ++b)
-          for (std::size_t r = 0; r < p.lens[b]; ++r) real_nan += row_has_nan(layer2_nan, b, r);
-      }
-      nan_after_fixed = nan_rows(matmul(keys_only_weights(self_scores_of(*out_zeroed, d), *key_pad, kNegInf),
-                                        *out_zeroed));  // (B, S, S) @ (B, S, d) -> (B, S, d), keys only
-      s.table({"layer 1 output x", "NaN rows", "after layer 2", "(x * (1 - key_pad)).sum()", "x[real].sum()"},
-              {{"self_weights_inf @ xs", std::to_string(nan_rows(*self_context)), std::to_string(nan_after_nan),
-                cell(weighted_sum(*self_context, *key_pad)), cell(selected_sum(*self_context, *key_pad))},
-               {"out", std::to_string(nan_rows(*out_zeroed)), std::to_string(nan_after_fixed),
-                cell(weighted_sum(*out_zeroed, *key_pad)), cell(selected_sum(*out_zeroed, *key_pad))}});
-      s.question("do the NaN rows stay inside the padded queries after a second layer?", "real rows that are NaN",
-                 static_cast<double>(real_nan), Relation::AtMost, 0.0,
-                 "in layer 2 the NaN rows are keys and values that the real queries weight 0, and 0 * nan is nan");
-      s.note(std::string("The table feeds each layer-1 output x to a second layer (the same attention again, with "
-                         "self_mask and -inf for the first row, keys only for the second) and sums x the two ways a "
-                         "masked loss does. ") +
-             (full.empty() ? "With no padded query there is no NaN to spread. "
-                           : "The NaN rows do not stay put: " + std::to_string(real_nan) + " real rows are NaN after "
-                             "layer 2. Weighting a loss by 0 fails the same way (0 * nan is nan); leaving the rows out "
-                             "does not. ") +
-             "So models mask keys only, which leaves no row empty while every sequence has a token, and make "
-             "sure nothing reads the padded query rows: their outputs are finite but meaningless.");
+    const double diff_1e9 = max_diff_visible_rows(*self_1e9, *self_inf, full);
+    const double diff_d2l = max_diff_visible_rows(*self_d2l, *self_inf, full);
+    s.question("do -1e9 and -1e6 give exactly the -inf weights on every row that has a visible key?", "max |diff|",
+               std::fmax(diff_1e9, diff_d2l), Relation::AtMost, 0.0,
+               fill_gap_reason(closest_fill_gap(*self_scores, *self_mask, kD2lFill)));
+    auto outcome = [&](const Ten3& w) {
+      if (full.empty()) return std::string("(no such row here)");
+      std::size_t nan = 0;
+      for (const MaskedRow& r : full.rows) nan += row_has_nan(w, r.batch, r.row);
+      if (nan == full.size()) return std::string("NaN, every entry");
+      return holds(max_from_uniform(w, full), Relation::AtMost, sum_tolerance(S)) ? "uniform, 1/" + Ss + " each"
+                                                                                    : std::string("neither");
+    };
+    auto other_rows = [&](double diff) {
+      return holds(diff, Relation::AtMost, 0.0) ? std::string("identical") : "differ by " + report::measured(diff);
+    };
+    std::string min_outcome, min_rows;  // finfo(float32).min, made and read here only
+    {
+      const Ten3 self_min = masked_weights(*self_scores, *self_mask, kFloatMin);  // (B, S, S)
+      min_outcome = outcome(self_min);
+      min_rows = other_rows(max_diff_visible_rows(self_min, *self_inf, full));
     }
-    s.note("What nn.MultiheadAttention, nn.TransformerEncoder, the losses, d2l and Hugging Face do about padded "
-           "rows is on the lesson's page, docs/padding.md, \"What PyTorch and the libraries do\".");
+    s.table({"fill", "used by", "masked rows become", "other rows vs -inf"},
+            {{"-inf", "masked_fill examples, Raschka 3.5", outcome(*self_inf), "(the reference)"},
+             {"-1e9", "the Llama-3.2-3B walk-through", outcome(*self_1e9), other_rows(diff_1e9)},
+             {"-1e6", "d2l's masked_softmax", outcome(*self_d2l), other_rows(diff_d2l)},
+             {"finfo(float32).min", "Hugging Face's masks", min_outcome, min_rows}});
   }
+  s.note(full.empty()
+             ? std::string("No row is fully masked here, so the four fills agree wherever a key is visible, "
+                           "and NaN never appears.")
+             : "In a fully masked row every entry is the fill. With -inf softmax computes exp(-inf - -inf) = "
+               "exp(nan): the row is NaN, and so is its output. With a finite fill every entry equals the row's "
+               "maximum, exp(0) = 1 each, and the row becomes 1/" + Ss + " everywhere: a finite average of "
+               "padding that nothing should read. Neither is a meaningful answer; the difference is that NaN "
+               "spreads (next stage).");
+}
+
+// Stage 8: what a model does about those rows.
+void stage_what_a_model_does(const PaddingLesson& L, report::Report& out) {
+  const std::size_t B = L.B, S = L.S, d = L.d;
+  const bool values = L.values;
+  const PaddedBatch& p = L.p;
+  const FullRows& full = L.full;
+  const Held<Mat>& key_pad = L.key_pad;
+  const Held<Ten3> &self_mask = L.self_mask, &self_scores = L.self_scores, &self_inf = L.self_inf, &self_context = L.self_context;
+  auto& s = out.stage("What a model does about padded queries: mask keys only, then never read those rows",
+                      "keys_only = softmax(self_scores.masked_fill(key_pad[:, None, :].bool(), -inf), dim=-1)\n"
+                      "out = (keys_only @ xs) * (1 - key_pad)[:, :, None]   # padded query rows set to 0");
+  s.in("self_scores", self_scores).in("key_pad", key_pad);
+  const Held<Ten3> keys_only =
+      hold(values, {B, S, S}, [&] { return keys_only_weights(*self_scores, *key_pad, kNegInf); });  // (B, S, S)
+  const Held<Ten3> out_zeroed = hold(values, {B, S, d}, [&] {
+    Ten3 x = matmul(*keys_only, *p.xs);  // (B, S, S) @ (B, S, d) -> (B, S, d)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t r = p.lens[b]; r < S; ++r)
+        for (std::size_t c = 0; c < d; ++c) x(b, r, c) = 0.0f;
+    return x;
+  });
+  s.show("keys_only", keys_only, p.src_rows).attention_weights().picture_only();
+  s.show("out", out_zeroed, p.src_rows);
+  if (values) {
+    std::size_t keys_only_full = 0;  // rows of the keys-only mask with every key hidden: S per empty sequence
+    for (std::size_t b = 0; b < B; ++b) {
+      bool all = true;
+      for (std::size_t c = 0; c < S && all; ++c) all = (*key_pad)(b, c) != 0.0f;
+      if (all) keys_only_full += S;
+    }
+    s.check("with the keys-only mask no row is fully masked (every sequence has a real token)", "fully masked rows",
+            static_cast<double>(keys_only_full), Relation::AtMost, 0.0);
+    // Bound 0: a real query's row of the two masks is the same, and so is the arithmetic on it.
+    s.check("the real queries' rows are the same as with self_mask (only the padded rows differ)", "max |diff|",
+            max_diff_visible_rows(*keys_only, *self_inf, full), Relation::AtMost, 0.0);
+    s.check("out holds no NaN or inf", "values not finite", static_cast<double>(nonfinite_values(*out_zeroed)),
+            Relation::AtMost, 0.0);
+
+    // A second layer: the same attention over each first layer's output, one (B, S, S) at a time.
+    std::size_t nan_after_nan = 0, nan_after_fixed = 0, real_nan = 0;  // NaN rows after layer 2
+    {
+      const Ten3 layer2_nan = matmul(masked_weights(self_scores_of(*self_context, d), *self_mask, kNegInf),
+                                     *self_context);  // (B, S, S) @ (B, S, d) -> (B, S, d): pad_q | pad_k, -inf
+      nan_after_nan = nan_rows(layer2_nan);
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t r = 0; r < p.lens[b]; ++r) real_nan += row_has_nan(layer2_nan, b, r);
+    }
+    nan_after_fixed = nan_rows(matmul(keys_only_weights(self_scores_of(*out_zeroed, d), *key_pad, kNegInf),
+                                      *out_zeroed));  // (B, S, S) @ (B, S, d) -> (B, S, d), keys only
+    s.table({"layer 1 output x", "NaN rows", "after layer 2", "(x * (1 - key_pad)).sum()", "x[real].sum()"},
+            {{"self_weights_inf @ xs", std::to_string(nan_rows(*self_context)), std::to_string(nan_after_nan),
+              cell(weighted_sum(*self_context, *key_pad)), cell(selected_sum(*self_context, *key_pad))},
+             {"out", std::to_string(nan_rows(*out_zeroed)), std::to_string(nan_after_fixed),
+              cell(weighted_sum(*out_zeroed, *key_pad)), cell(selected_sum(*out_zeroed, *key_pad))}});
+    s.question("do the NaN rows stay inside the padded queries after a second layer?", "real rows that are NaN",
+               static_cast<double>(real_nan), Relation::AtMost, 0.0,
+               "in layer 2 the NaN rows are keys and values that the real queries weight 0, and 0 * nan is nan");
+    s.note(std::string("The table feeds each layer-1 output x to a second layer (the same attention again, with "
+                       "self_mask and -inf for the first row, keys only for the second) and sums x the two ways a "
+                       "masked loss does. ") +
+           (full.empty() ? "With no padded query there is no NaN to spread. "
+                         : "The NaN rows do not stay put: " + std::to_string(real_nan) + " real rows are NaN after "
+                           "layer 2. Weighting a loss by 0 fails the same way (0 * nan is nan); leaving the rows out "
+                           "does not. ") +
+           "So models mask keys only, which leaves no row empty while every sequence has a token, and make "
+           "sure nothing reads the padded query rows: their outputs are finite but meaningless.");
+  }
+  s.note("What nn.MultiheadAttention, nn.TransformerEncoder, the losses, d2l and Hugging Face do about padded "
+         "rows is on the lesson's page, docs/padding.md, \"What PyTorch and the libraries do\".");
+}
+
+}  // namespace
+
+// The lesson reads as its table of contents: one function per stage, in the order they print.
+void lesson_padding(const LessonOptions& opts, report::Report& out) {
+  PaddingLesson L(opts, out);
+  stage_batch(L, out);
+  stage_key_padding_mask(L, out);
+  stage_scores(L, out);
+  stage_softmax_inf(L, out);
+  stage_d2l_fill(L, out);
+  stage_self_attention(L, out);
+  stage_fully_masked_row(L, out);
+  stage_what_a_model_does(L, out);
 }
 
 // Teaching order 550: right after causal (500), the first kind of mask, and before heads (600);
