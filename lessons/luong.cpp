@@ -125,10 +125,33 @@ Step luong_step(const Weights& w, const Mat& h_enc, const Vec& y_prev, const Vec
   return s;
 }
 
-
 // --states: the encoder states and the decoder state(s) come from files, so the lesson starts
 // at the scores. The scoring weights come from --weights, or are drawn from the seed.
-void luong_from_states(const LessonOptions& opts, report::Report& out) {
+// What the stages of that shorter path share.
+struct StatesRun {
+  const LessonOptions& opts;
+  RnnStates st;  // h_enc and h_t from --states, with their labels
+  std::size_t S;
+  std::size_t T;
+  std::size_t d_enc;
+  std::size_t d_t;
+  bool from_files;  // W_g, W_c, v_c from --weights
+  std::uint64_t seed;
+  Mat W_g;  // (d_t, d_enc)
+  Mat W_c;  // (d_a, d_t + d_enc), as nn.Linear keeps it
+  Vec v_c;  // (d_a,)
+  std::size_t d_a;
+  bool dot;  // the dot score needs equal widths
+  std::string dir;  // --states DIR
+  Mat e_dot;  // (T, S)
+  Mat e_general;  // (T, S)
+  Mat e_concat;  // (T, S)
+  Mat a;  // (T, S)
+  Mat c;  // (T, d_enc)
+};
+
+// The states, the scoring weights (drawn or from --weights), the header, and every query scored.
+StatesRun states_setup(const LessonOptions& opts, report::Report& out) {
   const RnnStates st = rnn_states(opts, "h_t", "h_enc_");
   const std::size_t S = st.S, T = st.T, d_enc = st.d_enc, d_t = st.d_s;
   const bool from_files = !opts.weights.empty();
@@ -181,20 +204,6 @@ void luong_from_states(const LessonOptions& opts, report::Report& out) {
                 "Machine Translation, as told in Evolution of Attention Mechanism",
                 setting, recipe::with_imports(reproduce)};
 
-  {
-    auto& s = out.stage("The encoder and decoder states, from --states",
-                        "h_enc_s = row s of H    (S, d_enc)\n"
-                        "h_t = the decoder state that asks    (d_t,), or one per row (T, d_t)");
-    s.show("h_enc", st.H, st.src);
-    if (st.one_query) s.show("h_t", row_of(st.queries, 0));
-    else s.show("h_t", st.queries, st.tgt);
-    s.note("The lesson's own embeddings, encoder and decoder are skipped: h_enc comes from " + dir +
-           "/H.npy, " + shape_str({S, d_enc}) + ", and h_t from " + dir + "/h_t.npy, " +
-           (st.one_query ? shape_str({d_t}) : shape_str({T, d_t})) +
-           ". In Luong's model h_t is the decoder's state after its RNN step; the lesson scores "
-           "with whatever the files hold.");
-  }
-
   Mat e_dot = xt::zeros<float>({T, S}), e_general = xt::empty<float>({T, S}), e_concat = xt::empty<float>({T, S});  // (T, S) each
   for (std::size_t t = 0; t < T; ++t) {
     const Vec h = row_of(st.queries, t);  // (d_t,)
@@ -202,66 +211,144 @@ void luong_from_states(const LessonOptions& opts, report::Report& out) {
     xt::view(e_general, t, xt::all()) = general_scores(h, W_g, st.H);          // (S,)
     xt::view(e_concat, t, xt::all()) = concat_scores(h, st.H, W_c, v_c);       // (S,)
   }
-  {
-    auto& s = out.stage("Three scores for the same states",
-                        "dot:      e_dot(s) = h_t^T h_enc_s\n"
-                        "general:  e_general(s) = h_t^T W_g h_enc_s\n"
-                        "concat:   e_concat(s) = v_c^T tanh(W_c [h_t ; h_enc_s])");
-    if (st.one_query) s.in("h_t", row_of(st.queries, 0));
-    else s.in("h_t", st.queries);
-    s.in("h_enc", st.H);
-    s.show("W_g", W_g).show("W_c", W_c).show("v_c", v_c);
-    s.note(from_files ? "W_g, W_c and v_c come from --weights " + opts.weights_dir + " (W_c " +
-                            (opts.weights_torch_layout ? "in torch layout (out, in)"
-                                                       : "in math layout (in, out), shown transposed") +
-                            "; W_g is read as it stands in h_t^T W_g h_enc_s, (d_t, d_enc), in either layout)."
-                      : "W_g, W_c and v_c are drawn after torch.manual_seed(" + num(seed) +
-                            ") as nn.Linear weights, d_a = d_t = " + num(d_a) +
-                            "; --weights DIR gives your own (W_g.npy, W_c.npy, v_c.npy).");
-    for (const auto& [name, e] : {std::pair<const char*, const Mat*>{"e_dot", &e_dot}, {"e_general", &e_general},
-                                  {"e_concat", &e_concat}}) {
-      if (std::string(name) == "e_dot" && !dot) continue;
-      if (st.one_query) s.show(name, row_of(*e, 0), {}, st.src);
-      else s.show(name, *e, st.tgt, st.src);
-    }
-    if (!dot)
-      s.note("No dot score: it needs h_t and h_enc_s of the same width, and here d_t = " + num(d_t) +
-             " but d_enc = " + num(d_enc) + ". General and concat bridge the widths with their matrices.");
-  }
   const Mat a = softmax_rows(e_general);  // (T, S)
   Mat c = xt::empty<float>({T, d_enc});   // (T, d_enc)
   for (std::size_t t = 0; t < T; ++t) xt::view(c, t, xt::all()) = weighted_sum(row_of(a, t), st.H);  // (d_enc,)
-  {
-    auto& s = out.stage("Weights and context (general score)", "a = softmax(e_general)\nc = sum_s a(s) h_enc_s = a @ h_enc");
-    if (st.one_query) s.in("e_general", row_of(e_general, 0));
-    else s.in("e_general", e_general);
-    s.in("h_enc", st.H);
-    if (st.one_query) s.show("a", row_of(a, 0), {}, st.src);
-    else s.show("a", a, st.tgt, st.src);
-    s.attention_weights(report::Training::drawn_unless(from_files),
-                        "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
-    if (st.one_query) s.show("c", row_of(c, 0));
-    else s.show("c", c, st.tgt);
-    check_rows_sum_to_one(s, "a", a);
-    const Vec a0 = row_of(a, 0);  // (S,)
-    const std::size_t top = argmax(a0);
-    s.note("c is as wide as one encoder state, d_enc = " + num(d_enc) + ". " +
-           (st.one_query ? "The largest weight, " + report::fixed(a0(top), 4) + ", is on " + at(st.src, top) + "."
-                         : std::string("Row t of a weighs h_enc for decoder state t.")) +
-           " The attentional state h~_t = tanh(W_att [c_t ; h_t]) needs the decoder's own layer, which is "
-           "not in the files (run without --states for the whole model).");
-  }
+  return StatesRun{opts, st, S, T, d_enc, d_t, from_files, seed, W_g, W_c, v_c, d_a, dot, dir, e_dot, e_general,
+                   e_concat, a, c};
 }
 
-}  // namespace
+void stage_states(const StatesRun& r, report::Report& out) {
+  const std::size_t S = r.S, T = r.T, d_enc = r.d_enc, d_t = r.d_t;
+  const RnnStates& st = r.st;
+  const std::string& dir = r.dir;
+  auto& s = out.stage("The encoder and decoder states, from --states",
+                      "h_enc_s = row s of H    (S, d_enc)\n"
+                      "h_t = the decoder state that asks    (d_t,), or one per row (T, d_t)");
+  s.show("h_enc", st.H, st.src);
+  if (st.one_query) s.show("h_t", row_of(st.queries, 0));
+  else s.show("h_t", st.queries, st.tgt);
+  s.note("The lesson's own embeddings, encoder and decoder are skipped: h_enc comes from " + dir +
+         "/H.npy, " + shape_str({S, d_enc}) + ", and h_t from " + dir + "/h_t.npy, " +
+         (st.one_query ? shape_str({d_t}) : shape_str({T, d_t})) +
+         ". In Luong's model h_t is the decoder's state after its RNN step; the lesson scores "
+         "with whatever the files hold.");
+}
 
-void lesson_luong(const LessonOptions& opts, report::Report& out) {
-  if (!opts.states_dir.empty()) return luong_from_states(opts, out);
+void stage_states_scores(const StatesRun& r, report::Report& out) {
+  const LessonOptions& opts = r.opts;
+  const std::size_t d_enc = r.d_enc, d_t = r.d_t, d_a = r.d_a;
+  const RnnStates& st = r.st;
+  const bool from_files = r.from_files;
+  const std::uint64_t seed = r.seed;
+  const Mat& W_g = r.W_g;
+  const Mat& W_c = r.W_c;
+  const Vec& v_c = r.v_c;
+  const bool dot = r.dot;
+  const Mat& e_dot = r.e_dot;
+  const Mat& e_general = r.e_general;
+  const Mat& e_concat = r.e_concat;
+  auto& s = out.stage("Three scores for the same states",
+                      "dot:      e_dot(s) = h_t^T h_enc_s\n"
+                      "general:  e_general(s) = h_t^T W_g h_enc_s\n"
+                      "concat:   e_concat(s) = v_c^T tanh(W_c [h_t ; h_enc_s])");
+  if (st.one_query) s.in("h_t", row_of(st.queries, 0));
+  else s.in("h_t", st.queries);
+  s.in("h_enc", st.H);
+  s.show("W_g", W_g).show("W_c", W_c).show("v_c", v_c);
+  s.note(from_files ? "W_g, W_c and v_c come from --weights " + opts.weights_dir + " (W_c " +
+                          (opts.weights_torch_layout ? "in torch layout (out, in)"
+                                                     : "in math layout (in, out), shown transposed") +
+                          "; W_g is read as it stands in h_t^T W_g h_enc_s, (d_t, d_enc), in either layout)."
+                    : "W_g, W_c and v_c are drawn after torch.manual_seed(" + num(seed) +
+                          ") as nn.Linear weights, d_a = d_t = " + num(d_a) +
+                          "; --weights DIR gives your own (W_g.npy, W_c.npy, v_c.npy).");
+  for (const auto& [name, e] : {std::pair<const char*, const Mat*>{"e_dot", &e_dot}, {"e_general", &e_general},
+                                {"e_concat", &e_concat}}) {
+    if (std::string(name) == "e_dot" && !dot) continue;
+    if (st.one_query) s.show(name, row_of(*e, 0), {}, st.src);
+    else s.show(name, *e, st.tgt, st.src);
+  }
+  if (!dot)
+    s.note("No dot score: it needs h_t and h_enc_s of the same width, and here d_t = " + num(d_t) +
+           " but d_enc = " + num(d_enc) + ". General and concat bridge the widths with their matrices.");
+}
+
+void stage_states_context(const StatesRun& r, report::Report& out) {
+  const std::size_t d_enc = r.d_enc;
+  const RnnStates& st = r.st;
+  const bool from_files = r.from_files;
+  const Mat& e_general = r.e_general;
+  const Mat& a = r.a;
+  const Mat& c = r.c;
+  auto& s = out.stage("Weights and context (general score)", "a = softmax(e_general)\nc = sum_s a(s) h_enc_s = a @ h_enc");
+  if (st.one_query) s.in("e_general", row_of(e_general, 0));
+  else s.in("e_general", e_general);
+  s.in("h_enc", st.H);
+  if (st.one_query) s.show("a", row_of(a, 0), {}, st.src);
+  else s.show("a", a, st.tgt, st.src);
+  s.attention_weights(report::Training::drawn_unless(from_files),
+                      "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
+  if (st.one_query) s.show("c", row_of(c, 0));
+  else s.show("c", c, st.tgt);
+  check_rows_sum_to_one(s, "a", a);
+  const Vec a0 = row_of(a, 0);  // (S,)
+  const std::size_t top = argmax(a0);
+  s.note("c is as wide as one encoder state, d_enc = " + num(d_enc) + ". " +
+         (st.one_query ? "The largest weight, " + report::fixed(a0(top), 4) + ", is on " + at(st.src, top) + "."
+                       : std::string("Row t of a weighs h_enc for decoder state t.")) +
+         " The attentional state h~_t = tanh(W_att [c_t ; h_t]) needs the decoder's own layer, which is "
+         "not in the files (run without --states for the whole model).");
+}
+
+// The --states path as its table of contents.
+void luong_from_states(const LessonOptions& opts, report::Report& out) {
+  const StatesRun r = states_setup(opts, out);
+  stage_states(r, out);
+  stage_states_scores(r, out);
+  stage_states_context(r, out);
+}
+
+// What the stages of the seeded model share: the sentences, the modules, and every step's tensors.
+struct LuongRun {
+  const LessonOptions& opts;
+  Seq2SeqSetup set;  // the sentences, their embeddings and the sizes
+  std::size_t d_in;
+  std::size_t d_h;
+  std::size_t d_k;
+  std::size_t S;
+  std::size_t T;
+  bool from_files;  // W_g, W_c, v_c from --weights
+  std::size_t d_a;
+  std::string h2;  // "2 d_h"
+  Weights w;  // every module, drawn in the reproduce lines' order
+  Mat W_query;  // (d_h, d_k)
+  Mat W_key;  // (d_h, d_k)
+  Vec y_0;  // (d_in,): embed(<s>)
+  Mat h_enc;  // (S, d_h)
+  Vec h_enc_S;  // (d_h,)
+  std::vector<Step> steps;  // one per target word
+  Mat e_1;  // (3, S): dot, general, concat
+  Mat a_1;  // (3, S)
+  report::Labels kinds;  // the three scores' names
+  Mat H_dec;  // (T_tgt, d_h): h_t
+  Mat C;  // (T_tgt, d_h): c_t
+  Mat H_tilde;  // (T_tgt, d_h): h~_t
+  Mat alignment;  // (T_tgt, S): a_t, general score
+  Mat general;  // (T_tgt, S): e_t, general score
+  Mat W_a;  // (d_h, d_h) = W_query W_key^T
+  Mat bridged;  // (T_tgt, S)
+  Mat Q;  // (T_tgt, d_k)
+  Mat K;  // (S, d_k)
+  Mat QK;  // (T_tgt, S)
+};
+
+// The sentences, the header, every module drawn in the reproduce lines' order, and the whole forward
+// pass: the encoder, every decoder step, step 1's three scores, the stacked steps and the bridge.
+LuongRun setup(const LessonOptions& opts, report::Report& out) {
   const Seq2SeqSetup set = seq2seq_setup(opts, kDefaultSeed);
   const std::size_t d_in = set.d_in, d_h = set.d_h, d_k = kDk;
   const std::size_t S = set.src.tokens.size(), T = set.tgt.tokens.size();
-  const auto& src = set.src.tokens;
-  const auto& tgt = set.tgt.tokens;
   const Mat& x = set.src.x;  // (S, d_in)
   const Mat& y = set.tgt.x;  // (T_tgt, d_in)
 
@@ -319,46 +406,9 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   }
 
   const Vec y_0 = row_of(set.start.x, 0);  // embed(<s>): (1, d_in) -> (d_in,)
-  {
-    auto& s = out.stage("The sentences and their embeddings",
-                        "x_s = embed(source word s)    y_t = embed(target word t)    y_0 = embed(<s>)");
-    s.show("x", x, src).show("y", y, tgt).detail().show("y_0", y_0).detail();
-    s.note(kUntrainedNote);
-    s.note("Every word has its own vector, the same each time (a repeated word repeats it): "
-           "torch.manual_seed(fnv1a32(word.lower())); torch.rand(" + num(d_in) + "). " +
-           (opts.input ? set.src.origin + " Seeds" : "Seeds for the source: " + seed_list(src) + "; seeds") +
-           " for the target: " + seed_list(tgt) + "; for <s>: " + std::to_string(word_seed("<s>")) + ".");
-  }
 
   const Mat h_enc = rnn_forward(w.encoder, x);  // (S, d_in) -> (S, d_h)
   const Vec h_enc_S = row_of(h_enc, S - 1);     // (d_h,)
-  {
-    auto& s = out.stage("Encoder: one state h_enc_s per source word",
-                        "h_enc_s = tanh(W_ih x_s + b_ih + W_hh h_enc_{s-1} + b_hh),  h_enc_0 = 0");
-    s.in("x", x);
-    s.show("h_enc", h_enc, src);
-    s.note("One nn.RNNCell reads the sentence left to right (Luong's encoder is unidirectional; "
-           "Bahdanau's reads it both ways). Row s has read words 1..s, so a repeated word gets a "
-           "different state each time. The last row, h_enc_S, is where the decoder starts.");
-  }
-  {
-    auto& s = out.stage("The step order: Luong scores after the RNN step",
-                        "Bahdanau:  s_{i-1} -> e_i -> alpha_i -> c_i -> s_i\n"
-                        "Luong:     h_{t-1} -> h_t -> e_t -> a_t -> c_t -> h~_t");
-    s.table({"step", "Bahdanau: query s_{i-1}", "Luong: query h_t"},
-            {{"1", "e_ij = a(s_{i-1}, h_j)", "h_t = RNN(y_{t-1}, h_{t-1})"},
-             {"2", "alpha_i = softmax(e_i)", "e_t(s) = score(h_t, h_enc_s)"},
-             {"3", "c_i = sum_j alpha_ij h_j", "a_t = softmax(e_t)"},
-             {"4", "s_i = RNN([y_{i-1} ; c_i], s_{i-1})", "c_t = sum_s a_t(s) h_enc_s"},
-             {"5", "predict y_i from s_i, c_i", "h~_t = tanh(W_att [c_t ; h_t])"},
-             {"6", "", "predict y_t from h~_t"}});
-    s.note("Bahdanau's context is an input of the recurrence, so it has to be computed from the "
-           "old state s_{i-1}, before the step. Luong runs the recurrence first and puts attention "
-           "on top of its output: the query is the fresh h_t, which has already read y_{t-1}.");
-    s.note("This lesson leaves out Luong's input feeding (h~_{t-1} joined to the next input), so "
-           "the decoder RNN never sees a context: every h_t depends only on the target words and "
-           "h_enc_S, and attention only reads it.");
-  }
 
   // The decoder with teacher forcing: step t reads y_{t-1} (y_0 = <s>) and produces y_t.
   std::vector<Step> steps;
@@ -369,13 +419,6 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     h = steps.back().h;  // (d_h,)
   }
   const Step& first = steps.front();
-  {
-    auto& s = out.stage("Step 1: the decoder's RNN step comes first", "h_1 = RNN(y_0, h_0),  h_0 = h_enc_S");
-    s.in("y_0", y_0).in("h_0", h_enc_S);
-    s.show("h_1", first.h);
-    s.note("h_0 is the decoder's first state: the last row of h_enc in stage 2. Bahdanau would score step 1 with that state, "
-           "before the step; Luong scores with h_1, which has already read <s>.");
-  }
 
   Mat e_1 = xt::empty<float>({std::size_t{3}, S});  // (3, S): dot, general, concat
   xt::view(e_1, 0, xt::all()) = first.e_dot;
@@ -383,57 +426,6 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
   xt::view(e_1, 2, xt::all()) = first.e_concat;
   const Mat a_1 = softmax_rows(e_1);  // (3, S)
   const report::Labels kinds = {"dot", "general", "concat"};
-  {
-    auto& s = out.stage("Step 1: three scores for the same states",
-                        "dot:      e_1(s) = h_1^T h_enc_s\n"
-                        "general:  e_1(s) = h_1^T W_g h_enc_s\n"
-                        "concat:   e_1(s) = v_c^T tanh(W_c [h_1 ; h_enc_s])");
-    s.in("h_1", first.h).in("h_enc", h_enc).in("W_g.weight", w.W_g.weight);
-    s.in("W_c.weight", w.W_c.weight).in("v_c.weight", w.v_c.weight);
-    s.show("e_1", e_1, kinds, src);
-    const std::string eqs[] = {"h_1 . h_enc_s", "h_1 . (W_g h_enc_s)", "v_c . tanh(W_c [h_1 ; h_enc_s])"};
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t k = 0; k < 3; ++k) {
-      const Vec e = row_of(e_1, k);  // (S,)
-      const std::size_t lo = argmin(e), hi = argmax(e);
-      rows.push_back({kinds[k], eqs[k], report::fixed(e(lo), 4), report::fixed(e(hi), 4), at(src, hi)});
-    }
-    s.table({"score", "computed as", "lowest", "highest", "highest at"}, rows);
-    if (from_files)
-      s.note("W_g, W_c and v_c come from --weights " + opts.weights_dir + " (W_c " +
-             (opts.weights_torch_layout ? "in torch layout (out, in)" : "in math layout (in, out), shown transposed") +
-             "; W_g is read as it stands in h_t^T W_g h_enc_s in either layout), not from the seed.");
-    s.note("Dot has no parameters and needs h_t and h_enc_s of the same width. General puts a trainable "
-           "matrix between them: W_g h_enc_s is W_g(h_enc_s) in nn.Linear terms. Concat is Bahdanau's additive score "
-           "fed with h_t: W_c [h_t ; h_enc_s] = W_1 h_t + W_2 h_enc_s, W_1 and W_2 the two halves of W_c (the "
-           "paper calls both W_g and W_c W_a, v_c v_a, and its W_c is this lesson's W_att). With random weights the three "
-           "need not agree on anything; only training would make any of them meaningful.");
-  }
-  {
-    auto& s = out.stage("Step 1: softmax turns each score row into weights", "a_1(s) = exp(e_1(s)) / sum_s' exp(e_1(s'))");
-    s.in("e_1", e_1);
-    s.show("a_1", a_1, kinds, src);
-    s.attention_weights(report::Training::drawn_unless(from_files),
-                        "score function", "source words (encoder states)", "a_1 (attention weight)");
-    check_rows_sum_to_one(s, "a_1", a_1);
-    s.note("Each row is a distribution over the " + num(S) + " source words. From here on the "
-           "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
-  }
-  {
-    auto& s = out.stage("Step 1: the context vector", "c_1 = sum_s a_1(s) h_enc_s");
-    s.in("a_1[general]", first.a).in("h_enc", h_enc);
-    s.show("c_1", first.c);
-    s.note("A weighted average of the encoder states: c_1 has their width, d_h = " + num(d_h) +
-           ", whatever the sentence length.");
-  }
-  {
-    auto& s = out.stage("Step 1: the attentional state", "h~_1 = tanh(W_att [c_1 ; h_1])");
-    s.in("c_1", first.c).in("h_1", first.h).in("W_att.weight", w.W_att.weight);
-    s.show("[c_1 ; h_1]", first.ch).detail().show("h~_1", first.h_tilde);
-    s.note("h~_t is what Luong's decoder predicts from: p(y_t) = softmax(W_s h~_t) over the "
-           "target vocabulary. There is no vocabulary here (nothing is trained), so the lesson "
-           "stops at h~_t.");
-  }
 
   Mat H_dec = xt::empty<float>({T, d_h});    // (T_tgt, d_h): h_t
   Mat C = xt::empty<float>({T, d_h});        // (T_tgt, d_h): c_t
@@ -447,115 +439,316 @@ void lesson_luong(const LessonOptions& opts, report::Report& out) {
     xt::view(alignment, t, xt::all()) = steps[t].a;
     xt::view(general, t, xt::all()) = steps[t].e_general;
   }
-  {
-    auto& s = out.stage("Every step the same way (general score)",
-                        "h_t = RNN(y_{t-1}, h_{t-1});  a_t = softmax(h_t^T W_g h_enc_s);\n"
-                        "c_t = sum_s a_t(s) h_enc_s;  h~_t = tanh(W_att [c_t ; h_t])");
-    s.in("y", y).in("h_enc", h_enc);
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t t = 0; t < T; ++t) {
-      const std::size_t top = argmax(steps[t].a);
-      rows.push_back({num(t + 1), t == 0 ? "<s>" : tgt[t - 1], tgt[t], at(src, top), report::fixed(steps[t].a(top), 4)});
-    }
-    s.table({"t", "reads y_{t-1}", "produces y_t", "most weight on", "a_t there"}, rows);
-    s.show("h_t", H_dec, tgt).detail().show("c_t", C, tgt).detail().show("h~_t", H_tilde, tgt).detail();
-    s.note("One row per target step, labelled with the word it produces; row 1 is step 1 above. "
-           "The steps run one after another because h_t needs h_{t-1}; only the attention inside "
-           "a step looks at all source words at once.");
-  }
-  {
-    auto& s = out.stage("The alignment matrix", "alignment[t, s] = a_t(s)");
-    s.in("a_t", alignment);
-    s.show("alignment", alignment, tgt, src);
-    s.attention_weights(report::Training::drawn_unless(from_files),
-                        "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
-    s.picture_only();  // the heatmap stays; stage 9's table gives each row's largest weight
-    check_rows_sum_to_one(s, "alignment", alignment);
-    const float uniform = 1.0f / static_cast<float>(S);
-    float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores
-    for (std::size_t t = 0; t < T; ++t) {
-      const Vec e = row_of(general, t);  // (S,)
-      span = std::fmax(span, e(argmax(e)) - e(argmin(e)));
-      for (std::size_t j = 0; j < S; ++j) spread = std::fmax(spread, std::fabs(alignment(t, j) - uniform));
-    }
-    std::string why = "Every weight is within " + report::fixed(spread, 4) + " of 1/S = " +
-                      report::fixed(uniform, 4) + "; the widest row of scores spans " + report::fixed(span, 4) +
-                      (spread < 0.5f * uniform ? ", too little for softmax to pull the weights far apart."
-                                               : ", enough for softmax to pull the weights apart.");
-    // How far the contexts stray from the plain mean of the encoder states, against how far the
-    // states themselves do: near-uniform weights make every c_t nearly that mean.
-    Vec mean = xt::zeros<float>({d_h});  // (d_h,)
-    for (std::size_t j = 0; j < S; ++j)
-      for (std::size_t k = 0; k < d_h; ++k) mean(k) += h_enc(j, k) / static_cast<float>(S);
-    float c_off = 0.0f, h_off = 0.0f;  // largest |c_t - mean|, largest |h_enc_s - mean|, element-wise
-    for (std::size_t t = 0; t < T; ++t)
-      for (std::size_t k = 0; k < d_h; ++k) c_off = std::fmax(c_off, std::fabs(C(t, k) - mean(k)));
-    for (std::size_t j = 0; j < S; ++j)
-      for (std::size_t k = 0; k < d_h; ++k) h_off = std::fmax(h_off, std::fabs(h_enc(j, k) - mean(k)));
-    if (S > 1 && c_off < 0.5f * h_off)
-      why += " That is why the c_t rows of stage 9 (--full prints them) look alike: every c_t is within " + report::fixed(c_off, 4) +
-             " of the mean of the h_enc_s, element by element, while the h_enc_s themselves stray up to " +
-             report::fixed(h_off, 4) + " from it.";
-    s.note("Rows are target words, columns source words. A trained model shows a near-diagonal "
-           "band here (le -> the, chat -> cat, ...); these random weights show the mechanism, not "
-           "an alignment.");
-    s.note(why);
-  }
-  {
-    const std::size_t general_p = d_h * d_h, concat_p = d_a * 2 * d_h + d_a, wc_p = d_h * 2 * d_h;
-    auto& s = out.stage("What each score costs",
-                        "dot: 0    general: d_h*d_h    concat: d_a*2d_h + d_a    W_att: d_h*2d_h");
-    s.table({"part", "shapes", "parameters", "multiply-adds per step"},
-            {{"dot score", "-", "0", num(S * d_h)},
-             {"general score", "W_g " + shape_str({d_h, d_h}), num(general_p), num(d_h * d_h + S * d_h)},
-             {"concat score", "W_c " + shape_str({d_a, 2 * d_h}) + ", v_c " + shape_str({d_a}), num(concat_p),
-              num(S * (d_a * 2 * d_h + d_a))},
-             {"W_att (all three)", shape_str({d_h, 2 * d_h}), num(wc_p), num(wc_p)},
-             {"each RNN cell", "W_ih, W_hh, b_ih, b_hh", num(w.decoder.parameters()),
-              num(d_h * d_in + d_h * d_h)}});
-    s.note("Multiply-adds: dot is S dot products of length d_h; general computes h_t^T W_g once "
-           "per step, then S dot products; concat, computed naively, runs W_c on every [h_t ; h_enc_s] "
-           "pair. Since W_c [h_t ; h_enc_s] = W_1 h_t + W_2 h_enc_s and W_2 h_enc_s does not change with t, a "
-           "real decoder computes it once per sentence (as Bahdanau's U_a h_j), leaving d_a*d_h + "
-           "S*d_a = " + num(d_a * d_h + S * d_a) + " per step, plus S*d_a tanh.");
-  }
 
   // The bridge: a general score whose W_a is factored through d_k.
   const Mat W_a = matmul_bt(W_query, W_key);  // (d_h, d_k) @ (d_k, d_h) -> (d_h, d_h)
   Mat bridged = xt::empty<float>({T, S});      // (T_tgt, S)
   for (std::size_t t = 0; t < T; ++t) xt::view(bridged, t, xt::all()) = general_scores(steps[t].h, W_a, h_enc);
-  {
-    auto& s = out.stage("The bridge: a general score with W_a = W_query W_key^T",
-                        "W_a = W_query @ W_key^T\n"
-                        "general_scores[t, s] = h_t^T W_a h_enc_s    (every h_t against every h_enc_s)");
-    s.in("h_t", H_dec).in("h_enc", h_enc);
-    s.show("W_query", W_query).detail().show("W_key", W_key).detail().show("W_a", W_a).detail();
-    s.show("general_scores", bridged, tgt, src).detail();  // stage 13 prints the same numbers as Q @ K^T
-    s.note("Two (d_h, d_k) matrices, d_k = " + num(d_k) + ", multiply into a (d_h, d_h) W_a of rank "
-           "at most d_k. It is a new matrix, not W_g, so these scores differ from stage 10's; "
-           "they are still Luong's general scores, computed one decoder state at a time exactly "
-           "as in step 1.");
-  }
   const Mat Q = matmul(H_dec, W_query);  // (T_tgt, d_h) @ (d_h, d_k) -> (T_tgt, d_k)
   const Mat K = matmul(h_enc, W_key);    // (S, d_h) @ (d_h, d_k) -> (S, d_k)
   const Mat QK = matmul_bt(Q, K);        // (T_tgt, d_k) @ (d_k, S) -> (T_tgt, S)
-  {
-    auto& s = out.stage("The same numbers as Q K^T",
-                        "H_dec = the h_t as rows    H_enc = the h_enc_s as rows\n"
-                        "Q = H_dec @ W_query    K = H_enc @ W_key\n"
-                        "Q @ K^T = H_dec @ W_query @ W_key^T @ H_enc^T = H_dec @ W_a @ H_enc^T");
-    s.in("H_dec", H_dec).in("H_enc", h_enc);
-    s.show("Q", Q, tgt).detail().show("K", K, src).detail().show("Q @ K^T", QK, tgt, src);
-    // Not bit for bit: the products are summed in another order, so the bound is float32 rounding.
-    check_close(s, "Q @ K^T equals general_scores", QK, bridged);
-    s.note("Project the decoder states into queries and the encoder states into keys, and the "
-           "general score is the matrix of query-key dot products: the unscaled attention scores "
-           "of a transformer, here with queries from one sequence and keys from another "
-           "(cross-attention).");
-    s.note("Self-attention then takes Q and K from the same sequence, divides the scores by "
-           "sqrt(d_k) before softmax, and drops the recurrence: with no h_{t-1} to wait for, all "
-           "T rows of Q @ K^T come from one matrix product.");
+  return LuongRun{opts, set, d_in, d_h, d_k, S, T, from_files, d_a, h2, w, W_query, W_key, y_0, h_enc,
+                  h_enc_S, steps, e_1, a_1, kinds, H_dec, C, H_tilde, alignment, general, W_a, bridged, Q, K, QK};
+}
+
+void stage_embeddings(const LuongRun& r, report::Report& out) {
+  const LessonOptions& opts = r.opts;
+  const std::size_t d_in = r.d_in;
+  const Seq2SeqSetup& set = r.set;
+  const Vec& y_0 = r.y_0;
+  const auto& src = r.set.src.tokens;
+  const auto& tgt = r.set.tgt.tokens;
+  const Mat& x = r.set.src.x;  // (S, d_in)
+  const Mat& y = r.set.tgt.x;  // (T_tgt, d_in)
+  auto& s = out.stage("The sentences and their embeddings",
+                      "x_s = embed(source word s)    y_t = embed(target word t)    y_0 = embed(<s>)");
+  s.show("x", x, src).show("y", y, tgt).detail().show("y_0", y_0).detail();
+  s.note(kUntrainedNote);
+  s.note("Every word has its own vector, the same each time (a repeated word repeats it): "
+         "torch.manual_seed(fnv1a32(word.lower())); torch.rand(" + num(d_in) + "). " +
+         (opts.input ? set.src.origin + " Seeds" : "Seeds for the source: " + seed_list(src) + "; seeds") +
+         " for the target: " + seed_list(tgt) + "; for <s>: " + std::to_string(word_seed("<s>")) + ".");
+}
+
+void stage_encoder(const LuongRun& r, report::Report& out) {
+  const Mat& h_enc = r.h_enc;
+  const auto& src = r.set.src.tokens;
+  const Mat& x = r.set.src.x;  // (S, d_in)
+  auto& s = out.stage("Encoder: one state h_enc_s per source word",
+                      "h_enc_s = tanh(W_ih x_s + b_ih + W_hh h_enc_{s-1} + b_hh),  h_enc_0 = 0");
+  s.in("x", x);
+  s.show("h_enc", h_enc, src);
+  s.note("One nn.RNNCell reads the sentence left to right (Luong's encoder is unidirectional; "
+         "Bahdanau's reads it both ways). Row s has read words 1..s, so a repeated word gets a "
+         "different state each time. The last row, h_enc_S, is where the decoder starts.");
+}
+
+// No numbers: the two orders of work side by side.
+void stage_step_order(report::Report& out) {
+  auto& s = out.stage("The step order: Luong scores after the RNN step",
+                      "Bahdanau:  s_{i-1} -> e_i -> alpha_i -> c_i -> s_i\n"
+                      "Luong:     h_{t-1} -> h_t -> e_t -> a_t -> c_t -> h~_t");
+  s.table({"step", "Bahdanau: query s_{i-1}", "Luong: query h_t"},
+          {{"1", "e_ij = a(s_{i-1}, h_j)", "h_t = RNN(y_{t-1}, h_{t-1})"},
+           {"2", "alpha_i = softmax(e_i)", "e_t(s) = score(h_t, h_enc_s)"},
+           {"3", "c_i = sum_j alpha_ij h_j", "a_t = softmax(e_t)"},
+           {"4", "s_i = RNN([y_{i-1} ; c_i], s_{i-1})", "c_t = sum_s a_t(s) h_enc_s"},
+           {"5", "predict y_i from s_i, c_i", "h~_t = tanh(W_att [c_t ; h_t])"},
+           {"6", "", "predict y_t from h~_t"}});
+  s.note("Bahdanau's context is an input of the recurrence, so it has to be computed from the "
+         "old state s_{i-1}, before the step. Luong runs the recurrence first and puts attention "
+         "on top of its output: the query is the fresh h_t, which has already read y_{t-1}.");
+  s.note("This lesson leaves out Luong's input feeding (h~_{t-1} joined to the next input), so "
+         "the decoder RNN never sees a context: every h_t depends only on the target words and "
+         "h_enc_S, and attention only reads it.");
+}
+
+void stage_step1_rnn(const LuongRun& r, report::Report& out) {
+  const Vec& y_0 = r.y_0;
+  const Vec& h_enc_S = r.h_enc_S;
+  const Step& first = r.steps.front();
+  auto& s = out.stage("Step 1: the decoder's RNN step comes first", "h_1 = RNN(y_0, h_0),  h_0 = h_enc_S");
+  s.in("y_0", y_0).in("h_0", h_enc_S);
+  s.show("h_1", first.h);
+  s.note("h_0 is the decoder's first state: the last row of h_enc in stage 2. Bahdanau would score step 1 with that state, "
+         "before the step; Luong scores with h_1, which has already read <s>.");
+}
+
+void stage_step1_scores(const LuongRun& r, report::Report& out) {
+  const LessonOptions& opts = r.opts;
+  const bool from_files = r.from_files;
+  const Weights& w = r.w;
+  const Mat& h_enc = r.h_enc;
+  const Mat& e_1 = r.e_1;
+  const report::Labels& kinds = r.kinds;
+  const auto& src = r.set.src.tokens;
+  const Step& first = r.steps.front();
+  auto& s = out.stage("Step 1: three scores for the same states",
+                      "dot:      e_1(s) = h_1^T h_enc_s\n"
+                      "general:  e_1(s) = h_1^T W_g h_enc_s\n"
+                      "concat:   e_1(s) = v_c^T tanh(W_c [h_1 ; h_enc_s])");
+  s.in("h_1", first.h).in("h_enc", h_enc).in("W_g.weight", w.W_g.weight);
+  s.in("W_c.weight", w.W_c.weight).in("v_c.weight", w.v_c.weight);
+  s.show("e_1", e_1, kinds, src);
+  const std::string eqs[] = {"h_1 . h_enc_s", "h_1 . (W_g h_enc_s)", "v_c . tanh(W_c [h_1 ; h_enc_s])"};
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const Vec e = row_of(e_1, k);  // (S,)
+    const std::size_t lo = argmin(e), hi = argmax(e);
+    rows.push_back({kinds[k], eqs[k], report::fixed(e(lo), 4), report::fixed(e(hi), 4), at(src, hi)});
   }
+  s.table({"score", "computed as", "lowest", "highest", "highest at"}, rows);
+  if (from_files)
+    s.note("W_g, W_c and v_c come from --weights " + opts.weights_dir + " (W_c " +
+           (opts.weights_torch_layout ? "in torch layout (out, in)" : "in math layout (in, out), shown transposed") +
+           "; W_g is read as it stands in h_t^T W_g h_enc_s in either layout), not from the seed.");
+  s.note("Dot has no parameters and needs h_t and h_enc_s of the same width. General puts a trainable "
+         "matrix between them: W_g h_enc_s is W_g(h_enc_s) in nn.Linear terms. Concat is Bahdanau's additive score "
+         "fed with h_t: W_c [h_t ; h_enc_s] = W_1 h_t + W_2 h_enc_s, W_1 and W_2 the two halves of W_c (the "
+         "paper calls both W_g and W_c W_a, v_c v_a, and its W_c is this lesson's W_att). With random weights the three "
+         "need not agree on anything; only training would make any of them meaningful.");
+}
+
+void stage_step1_weights(const LuongRun& r, report::Report& out) {
+  const std::size_t S = r.S;
+  const bool from_files = r.from_files;
+  const Mat& e_1 = r.e_1;
+  const Mat& a_1 = r.a_1;
+  const report::Labels& kinds = r.kinds;
+  const auto& src = r.set.src.tokens;
+  auto& s = out.stage("Step 1: softmax turns each score row into weights", "a_1(s) = exp(e_1(s)) / sum_s' exp(e_1(s'))");
+  s.in("e_1", e_1);
+  s.show("a_1", a_1, kinds, src);
+  s.attention_weights(report::Training::drawn_unless(from_files),
+                      "score function", "source words (encoder states)", "a_1 (attention weight)");
+  check_rows_sum_to_one(s, "a_1", a_1);
+  s.note("Each row is a distribution over the " + num(S) + " source words. From here on the "
+         "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
+}
+
+void stage_step1_context(const LuongRun& r, report::Report& out) {
+  const std::size_t d_h = r.d_h;
+  const Mat& h_enc = r.h_enc;
+  const Step& first = r.steps.front();
+  auto& s = out.stage("Step 1: the context vector", "c_1 = sum_s a_1(s) h_enc_s");
+  s.in("a_1[general]", first.a).in("h_enc", h_enc);
+  s.show("c_1", first.c);
+  s.note("A weighted average of the encoder states: c_1 has their width, d_h = " + num(d_h) +
+         ", whatever the sentence length.");
+}
+
+void stage_step1_attentional(const LuongRun& r, report::Report& out) {
+  const Weights& w = r.w;
+  const Step& first = r.steps.front();
+  auto& s = out.stage("Step 1: the attentional state", "h~_1 = tanh(W_att [c_1 ; h_1])");
+  s.in("c_1", first.c).in("h_1", first.h).in("W_att.weight", w.W_att.weight);
+  s.show("[c_1 ; h_1]", first.ch).detail().show("h~_1", first.h_tilde);
+  s.note("h~_t is what Luong's decoder predicts from: p(y_t) = softmax(W_s h~_t) over the "
+         "target vocabulary. There is no vocabulary here (nothing is trained), so the lesson "
+         "stops at h~_t.");
+}
+
+void stage_every_step(const LuongRun& r, report::Report& out) {
+  const std::size_t T = r.T;
+  const Mat& h_enc = r.h_enc;
+  const std::vector<Step>& steps = r.steps;
+  const Mat& H_dec = r.H_dec;
+  const Mat& C = r.C;
+  const Mat& H_tilde = r.H_tilde;
+  const auto& src = r.set.src.tokens;
+  const auto& tgt = r.set.tgt.tokens;
+  const Mat& y = r.set.tgt.x;  // (T_tgt, d_in)
+  auto& s = out.stage("Every step the same way (general score)",
+                      "h_t = RNN(y_{t-1}, h_{t-1});  a_t = softmax(h_t^T W_g h_enc_s);\n"
+                      "c_t = sum_s a_t(s) h_enc_s;  h~_t = tanh(W_att [c_t ; h_t])");
+  s.in("y", y).in("h_enc", h_enc);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::size_t top = argmax(steps[t].a);
+    rows.push_back({num(t + 1), t == 0 ? "<s>" : tgt[t - 1], tgt[t], at(src, top), report::fixed(steps[t].a(top), 4)});
+  }
+  s.table({"t", "reads y_{t-1}", "produces y_t", "most weight on", "a_t there"}, rows);
+  s.show("h_t", H_dec, tgt).detail().show("c_t", C, tgt).detail().show("h~_t", H_tilde, tgt).detail();
+  s.note("One row per target step, labelled with the word it produces; row 1 is step 1 above. "
+         "The steps run one after another because h_t needs h_{t-1}; only the attention inside "
+         "a step looks at all source words at once.");
+}
+
+void stage_alignment(const LuongRun& r, report::Report& out) {
+  const std::size_t d_h = r.d_h, S = r.S, T = r.T;
+  const bool from_files = r.from_files;
+  const Mat& h_enc = r.h_enc;
+  const Mat& C = r.C;
+  const Mat& alignment = r.alignment;
+  const Mat& general = r.general;
+  const auto& src = r.set.src.tokens;
+  const auto& tgt = r.set.tgt.tokens;
+  auto& s = out.stage("The alignment matrix", "alignment[t, s] = a_t(s)");
+  s.in("a_t", alignment);
+  s.show("alignment", alignment, tgt, src);
+  s.attention_weights(report::Training::drawn_unless(from_files),
+                      "target words (decoder steps)", "source words (encoder states)", "a (attention weight)");
+  s.picture_only();  // the heatmap stays; stage 9's table gives each row's largest weight
+  check_rows_sum_to_one(s, "alignment", alignment);
+  const float uniform = 1.0f / static_cast<float>(S);
+  float spread = 0.0f, span = 0.0f;  // largest |a - 1/S|; widest range of one row's scores
+  for (std::size_t t = 0; t < T; ++t) {
+    const Vec e = row_of(general, t);  // (S,)
+    span = std::fmax(span, e(argmax(e)) - e(argmin(e)));
+    for (std::size_t j = 0; j < S; ++j) spread = std::fmax(spread, std::fabs(alignment(t, j) - uniform));
+  }
+  std::string why = "Every weight is within " + report::fixed(spread, 4) + " of 1/S = " +
+                    report::fixed(uniform, 4) + "; the widest row of scores spans " + report::fixed(span, 4) +
+                    (spread < 0.5f * uniform ? ", too little for softmax to pull the weights far apart."
+                                             : ", enough for softmax to pull the weights apart.");
+  // How far the contexts stray from the plain mean of the encoder states, against how far the
+  // states themselves do: near-uniform weights make every c_t nearly that mean.
+  Vec mean = xt::zeros<float>({d_h});  // (d_h,)
+  for (std::size_t j = 0; j < S; ++j)
+    for (std::size_t k = 0; k < d_h; ++k) mean(k) += h_enc(j, k) / static_cast<float>(S);
+  float c_off = 0.0f, h_off = 0.0f;  // largest |c_t - mean|, largest |h_enc_s - mean|, element-wise
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t k = 0; k < d_h; ++k) c_off = std::fmax(c_off, std::fabs(C(t, k) - mean(k)));
+  for (std::size_t j = 0; j < S; ++j)
+    for (std::size_t k = 0; k < d_h; ++k) h_off = std::fmax(h_off, std::fabs(h_enc(j, k) - mean(k)));
+  if (S > 1 && c_off < 0.5f * h_off)
+    why += " That is why the c_t rows of stage 9 (--full prints them) look alike: every c_t is within " + report::fixed(c_off, 4) +
+           " of the mean of the h_enc_s, element by element, while the h_enc_s themselves stray up to " +
+           report::fixed(h_off, 4) + " from it.";
+  s.note("Rows are target words, columns source words. A trained model shows a near-diagonal "
+         "band here (le -> the, chat -> cat, ...); these random weights show the mechanism, not "
+         "an alignment.");
+  s.note(why);
+}
+
+void stage_cost(const LuongRun& r, report::Report& out) {
+  const std::size_t d_in = r.d_in, d_h = r.d_h, S = r.S, d_a = r.d_a;
+  const Weights& w = r.w;
+  const std::size_t general_p = d_h * d_h, concat_p = d_a * 2 * d_h + d_a, wc_p = d_h * 2 * d_h;
+  auto& s = out.stage("What each score costs",
+                      "dot: 0    general: d_h*d_h    concat: d_a*2d_h + d_a    W_att: d_h*2d_h");
+  s.table({"part", "shapes", "parameters", "multiply-adds per step"},
+          {{"dot score", "-", "0", num(S * d_h)},
+           {"general score", "W_g " + shape_str({d_h, d_h}), num(general_p), num(d_h * d_h + S * d_h)},
+           {"concat score", "W_c " + shape_str({d_a, 2 * d_h}) + ", v_c " + shape_str({d_a}), num(concat_p),
+            num(S * (d_a * 2 * d_h + d_a))},
+           {"W_att (all three)", shape_str({d_h, 2 * d_h}), num(wc_p), num(wc_p)},
+           {"each RNN cell", "W_ih, W_hh, b_ih, b_hh", num(w.decoder.parameters()),
+            num(d_h * d_in + d_h * d_h)}});
+  s.note("Multiply-adds: dot is S dot products of length d_h; general computes h_t^T W_g once "
+         "per step, then S dot products; concat, computed naively, runs W_c on every [h_t ; h_enc_s] "
+         "pair. Since W_c [h_t ; h_enc_s] = W_1 h_t + W_2 h_enc_s and W_2 h_enc_s does not change with t, a "
+         "real decoder computes it once per sentence (as Bahdanau's U_a h_j), leaving d_a*d_h + "
+         "S*d_a = " + num(d_a * d_h + S * d_a) + " per step, plus S*d_a tanh.");
+}
+
+void stage_bridge(const LuongRun& r, report::Report& out) {
+  const std::size_t d_k = r.d_k;
+  const Mat& W_query = r.W_query;
+  const Mat& W_key = r.W_key;
+  const Mat& h_enc = r.h_enc;
+  const Mat& H_dec = r.H_dec;
+  const Mat& W_a = r.W_a;
+  const Mat& bridged = r.bridged;
+  const auto& src = r.set.src.tokens;
+  const auto& tgt = r.set.tgt.tokens;
+  auto& s = out.stage("The bridge: a general score with W_a = W_query W_key^T",
+                      "W_a = W_query @ W_key^T\n"
+                      "general_scores[t, s] = h_t^T W_a h_enc_s    (every h_t against every h_enc_s)");
+  s.in("h_t", H_dec).in("h_enc", h_enc);
+  s.show("W_query", W_query).detail().show("W_key", W_key).detail().show("W_a", W_a).detail();
+  s.show("general_scores", bridged, tgt, src).detail();  // stage 13 prints the same numbers as Q @ K^T
+  s.note("Two (d_h, d_k) matrices, d_k = " + num(d_k) + ", multiply into a (d_h, d_h) W_a of rank "
+         "at most d_k. It is a new matrix, not W_g, so these scores differ from stage 10's; "
+         "they are still Luong's general scores, computed one decoder state at a time exactly "
+         "as in step 1.");
+}
+
+void stage_bridge_qk(const LuongRun& r, report::Report& out) {
+  const Mat& h_enc = r.h_enc;
+  const Mat& H_dec = r.H_dec;
+  const Mat& bridged = r.bridged;
+  const Mat& Q = r.Q;
+  const Mat& K = r.K;
+  const Mat& QK = r.QK;
+  const auto& src = r.set.src.tokens;
+  const auto& tgt = r.set.tgt.tokens;
+  auto& s = out.stage("The same numbers as Q K^T",
+                      "H_dec = the h_t as rows    H_enc = the h_enc_s as rows\n"
+                      "Q = H_dec @ W_query    K = H_enc @ W_key\n"
+                      "Q @ K^T = H_dec @ W_query @ W_key^T @ H_enc^T = H_dec @ W_a @ H_enc^T");
+  s.in("H_dec", H_dec).in("H_enc", h_enc);
+  s.show("Q", Q, tgt).detail().show("K", K, src).detail().show("Q @ K^T", QK, tgt, src);
+  // Not bit for bit: the products are summed in another order, so the bound is float32 rounding.
+  check_close(s, "Q @ K^T equals general_scores", QK, bridged);
+  s.note("Project the decoder states into queries and the encoder states into keys, and the "
+         "general score is the matrix of query-key dot products: the unscaled attention scores "
+         "of a transformer, here with queries from one sequence and keys from another "
+         "(cross-attention).");
+  s.note("Self-attention then takes Q and K from the same sequence, divides the scores by "
+         "sqrt(d_k) before softmax, and drops the recurrence: with no h_{t-1} to wait for, all "
+         "T rows of Q @ K^T come from one matrix product.");
+}
+
+}  // namespace
+
+// The lesson as its table of contents (--states takes its own, shorter path).
+void lesson_luong(const LessonOptions& opts, report::Report& out) {
+  if (!opts.states_dir.empty()) return luong_from_states(opts, out);
+  const LuongRun r = setup(opts, out);
+  stage_embeddings(r, out);
+  stage_encoder(r, out);
+  stage_step_order(out);
+  stage_step1_rnn(r, out);
+  stage_step1_scores(r, out);
+  stage_step1_weights(r, out);
+  stage_step1_context(r, out);
+  stage_step1_attentional(r, out);
+  stage_every_step(r, out);
+  stage_alignment(r, out);
+  stage_cost(r, out);
+  stage_bridge(r, out);
+  stage_bridge_qk(r, out);
 }
 
 // Teaching order 300: see `attn list`; docs/luong.md is its page.
