@@ -449,9 +449,9 @@ void stage_forward(AlignRun& r, report::Report& out) {
 
 // [4] The loss of the first batch.
 void stage_loss(AlignRun& r, report::Report& out) {
-  r.grads = zeros_like(r.model);
+  r.grads = zeros_like(r.model);                         // every parameter's shape, zeros
   r.first_batch = batch_at(r.data, 0);
-  r.first = run_batch(r.model, r.first_batch, &r.grads);
+  r.first = run_batch(r.model, r.first_batch, &r.grads);  // logits, d_logits (N, V_out)
   const std::size_t V_out = r.V_out;
   const BatchRun& first = r.first;
   auto& s = out.stage("The loss of the first batch",

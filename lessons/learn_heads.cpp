@@ -311,7 +311,7 @@ void stage_loss(LearnHeadsRun& r, report::Report& out) {
 
 // ---- 4. one backward pass (the check moves the parameters along the gradient and back)
 void stage_backward(LearnHeadsRun& r, report::Report& out) {
-  r.g0 = tiny_lm_backward(r.model, r.f0, r.first.targets);
+  r.g0 = tiny_lm_backward(r.model, r.f0, r.first.targets);  // a gradient per parameter, its shape
   TinyLmT<double>& model = r.model;
   const TinyLmForward<double>& f0 = r.f0;
   const TinyLmGrads<double>& g0 = r.g0;
@@ -437,7 +437,7 @@ void train(LearnHeadsRun& r) {
       scored.push_back(all_head_scores(tiny_lm_forward(model, held_in), held));
     }
   }
-  r.held1 = tiny_lm_forward(model, held_in);
+  r.held1 = tiny_lm_forward(model, held_in);  // every activation of the held-out sequences, trained
 }
 
 // ---- 6. the training run, as it went
