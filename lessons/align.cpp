@@ -51,7 +51,7 @@ constexpr std::uint64_t kDefaultSeed = 2014;  // the paper's year, as in the bah
 constexpr double kMinAccuracy = 0.9, kMinAligned = 0.5, kMinMoved = 0.5, kMinGain = 0.3;
 
 std::string num(std::size_t n) { return std::to_string(n); }
-std::string f4(double v) { return report::fixed(v, 4); }
+using report::f4;  // report/numbers.hpp
 std::string f3(double v) { return report::fixed(v, 3); }
 
 std::size_t argmax(const float* v, std::size_t n) {
@@ -235,7 +235,7 @@ std::string offset_words(long d) {
 
 // What the stages and the training loop share: the data, the model as it trains, the followed
 // sentence, and what each stage measured.
-struct AlignRun {
+struct AlignLesson {
   const LessonOptions& opts;
   std::uint64_t seed = 0;
   std::size_t steps = 0;
@@ -264,7 +264,7 @@ struct AlignRun {
 
 // The data, then the model, from one generator (the PyTorch script's order); the followed
 // sentence; the header; and the held-out measures before training.
-AlignRun setup(const LessonOptions& opts, report::Report& out) {
+AlignLesson setup(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(kDefaultSeed);
   const auto steps = static_cast<std::size_t>(opts.integer("--steps"));
   const double lr = opts.number("--lr");
@@ -296,7 +296,7 @@ AlignRun setup(const LessonOptions& opts, report::Report& out) {
                  "    loss = batch_loss(model, batch); opt.zero_grad(); loss.backward(); opt.step()"}};
   const Eval before = evaluate(model, data.held_out);
 
-  AlignRun r{opts};
+  AlignLesson r{opts};
   r.seed = seed;
   r.steps = steps;
   r.lr = lr;
@@ -315,7 +315,7 @@ AlignRun setup(const LessonOptions& opts, report::Report& out) {
 }
 
 // [1] The task.
-void stage_task(const AlignRun& r, report::Report& out) {
+void stage_task(const AlignLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const std::size_t V_src = r.V_src;
   const AlignData& data = r.data;
@@ -373,7 +373,7 @@ void stage_task(const AlignRun& r, report::Report& out) {
 }
 
 // [2] The model.
-void stage_model(const AlignRun& r, report::Report& out) {
+void stage_model(const AlignLesson& r, report::Report& out) {
   const std::size_t V_src = r.V_src, V_out = r.V_out;
   const BahdanauModel& model = r.model;
   auto& s = out.stage("The model: the bahdanau lesson's, with a vocabulary at both ends",
@@ -404,7 +404,7 @@ void stage_model(const AlignRun& r, report::Report& out) {
 }
 
 // [3] One forward pass, on the sentence the lesson follows (its alignment is the first snapshot).
-void stage_forward(AlignRun& r, report::Report& out) {
+void stage_forward(AlignLesson& r, report::Report& out) {
   const std::size_t S = r.S, T = r.T, V_out = r.V_out;
   const BahdanauModel& model = r.model;
   const AlignPair& shown = r.shown;
@@ -448,7 +448,7 @@ void stage_forward(AlignRun& r, report::Report& out) {
 }
 
 // [4] The loss of the first batch.
-void stage_loss(AlignRun& r, report::Report& out) {
+void stage_loss(AlignLesson& r, report::Report& out) {
   r.grads = zeros_like(r.model);                         // every parameter's shape, zeros
   r.first_batch = batch_at(r.data, 0);
   r.first = run_batch(r.model, r.first_batch, &r.grads);  // logits, d_logits (N, V_out)
@@ -467,7 +467,7 @@ void stage_loss(AlignRun& r, report::Report& out) {
 }
 
 // [5] Its backward pass.
-void stage_backward(AlignRun& r, report::Report& out) {
+void stage_backward(AlignLesson& r, report::Report& out) {
   const std::size_t V_out = r.V_out;
   BahdanauModel& grads = r.grads;
   const std::vector<const AlignPair*>& first_batch = r.first_batch;
@@ -506,7 +506,7 @@ void stage_backward(AlignRun& r, report::Report& out) {
 }
 
 // [6] The first Adam step.
-void stage_update(AlignRun& r, report::Report& out) {
+void stage_update(AlignLesson& r, report::Report& out) {
   r.adam = Adam(AdamSettings{r.lr});
   const std::size_t V_src = r.V_src, V_out = r.V_out;
   const double lr = r.lr;
@@ -559,7 +559,7 @@ void stage_update(AlignRun& r, report::Report& out) {
 
 // [7] The training run: steps 2..steps, each forward, loss, backward, Adam, with snapshots of the
 // followed sentence and the held-out measures on the way.
-void train(AlignRun& r) {
+void train(AlignLesson& r) {
   const LessonOptions& opts = r.opts;
   const std::size_t steps = r.steps;
   const double lr = r.lr;
@@ -600,7 +600,7 @@ void train(AlignRun& r) {
 }
 
 // [7] The training run, as it went.
-void stage_training(const AlignRun& r, report::Report& out) {
+void stage_training(const AlignLesson& r, report::Report& out) {
   const std::size_t steps = r.steps;
   const Vec& losses = r.losses;
   const std::vector<std::vector<std::string>>& progress_rows = r.progress_rows;
@@ -622,7 +622,7 @@ void stage_training(const AlignRun& r, report::Report& out) {
 }
 
 // [8] The alignment of the followed sentence, snapshot by snapshot.
-void stage_snapshots(const AlignRun& r, report::Report& out) {
+void stage_snapshots(const AlignLesson& r, report::Report& out) {
   const std::size_t S = r.S, T = r.T;
   const AlignPair& shown = r.shown;
   const std::vector<std::string>& src = r.src;
@@ -663,7 +663,7 @@ void stage_snapshots(const AlignRun& r, report::Report& out) {
 }
 
 // [9] The measured result.
-void stage_result(const AlignRun& r, report::Report& out) {
+void stage_result(const AlignLesson& r, report::Report& out) {
   const std::size_t T = r.T, V_out = r.V_out;
   const BahdanauModel& model = r.model;
   const AlignPair& shown = r.shown;
@@ -748,7 +748,7 @@ void stage_result(const AlignRun& r, report::Report& out) {
 
 // The lesson as its table of contents: one step of training taken apart, then the whole run.
 void lesson_align(const LessonOptions& opts, report::Report& out) {
-  AlignRun r = setup(opts, out);
+  AlignLesson r = setup(opts, out);
   stage_task(r, out);
   stage_model(r, out);
   stage_forward(r, out);

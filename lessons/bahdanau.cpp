@@ -106,7 +106,7 @@ std::string dims(std::size_t a, std::size_t b) { return "(" + num(a) + ", " + nu
 // --states: the encoder and decoder states come from files, so the lesson starts at the
 // alignment model. The scoring weights come from --weights, or are drawn from the seed.
 // What the stages of that shorter path share.
-struct StatesRun {
+struct StatesLesson {
   const LessonOptions& opts;
   RnnStates st;  // H and s from --states, with their labels
   std::size_t S;
@@ -128,7 +128,7 @@ struct StatesRun {
 };
 
 // The states, the alignment model (drawn or from --weights), the header, and every query scored.
-StatesRun states_setup(const LessonOptions& opts, report::Report& out) {
+StatesLesson states_setup(const LessonOptions& opts, report::Report& out) {
   const RnnStates st = rnn_states(opts, "s", "h_");
   const std::size_t S = st.S, T = st.T, d_enc = st.d_enc, d_s = st.d_s;
   const bool from_files = !opts.weights.empty();
@@ -188,10 +188,10 @@ StatesRun states_setup(const LessonOptions& opts, report::Report& out) {
   const Mat alpha = softmax_rows(e);  // (T, S)
   Mat c = xt::empty<float>({T, d_enc});  // (T, d_enc)
   for (std::size_t i = 0; i < T; ++i) xt::view(c, i, xt::all()) = weighted_sum(row_of(alpha, i), st.H);  // (d_enc,)
-  return StatesRun{opts, st, S, T, d_enc, d_s, from_files, seed, W_a, U_a, v_a, d_a, dir, Uh, Ws, e, alpha, c};
+  return StatesLesson{opts, st, S, T, d_enc, d_s, from_files, seed, W_a, U_a, v_a, d_a, dir, Uh, Ws, e, alpha, c};
 }
 
-void stage_states(const StatesRun& r, report::Report& out) {
+void stage_states(const StatesLesson& r, report::Report& out) {
   const std::size_t S = r.S, T = r.T, d_enc = r.d_enc, d_s = r.d_s;
   const RnnStates& st = r.st;
   const std::string& dir = r.dir;
@@ -210,7 +210,7 @@ void stage_states(const StatesRun& r, report::Report& out) {
     s.note("Each row of s is one decoder state; each is scored on its own against every h_j.");
 }
 
-void stage_states_alignment_model(const StatesRun& r, report::Report& out) {
+void stage_states_alignment_model(const StatesLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const std::size_t d_a = r.d_a;
   const RnnStates& st = r.st;
@@ -235,7 +235,7 @@ void stage_states_alignment_model(const StatesRun& r, report::Report& out) {
   s.show("U_a h", Uh, st.src);
 }
 
-void stage_states_scores(const StatesRun& r, report::Report& out) {
+void stage_states_scores(const StatesLesson& r, report::Report& out) {
   const std::size_t S = r.S, d_a = r.d_a;
   const RnnStates& st = r.st;
   const Vec& v_a = r.v_a;
@@ -260,7 +260,7 @@ void stage_states_scores(const StatesRun& r, report::Report& out) {
   }
 }
 
-void stage_states_context(const StatesRun& r, report::Report& out) {
+void stage_states_context(const StatesLesson& r, report::Report& out) {
   const std::size_t d_enc = r.d_enc;
   const RnnStates& st = r.st;
   const bool from_files = r.from_files;
@@ -289,7 +289,7 @@ void stage_states_context(const StatesRun& r, report::Report& out) {
 
 // The --states path as its table of contents.
 void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
-  const StatesRun r = states_setup(opts, out);
+  const StatesLesson r = states_setup(opts, out);
   stage_states(r, out);
   stage_states_alignment_model(r, out);
   stage_states_scores(r, out);
@@ -297,7 +297,7 @@ void bahdanau_from_states(const LessonOptions& opts, report::Report& out) {
 }
 
 // What the stages of the seeded model share: the sentences, every module, and every step's tensors.
-struct BahdanauRun {
+struct BahdanauLesson {
   const LessonOptions& opts;
   Seq2SeqSetup set;  // the sentences, their embeddings and the sizes
   std::size_t d_in;
@@ -329,7 +329,7 @@ struct BahdanauRun {
 
 // The sentences, the header, every module drawn in the header's order, and the whole forward pass:
 // the encoder, U_a h, s_0, every decoder step and the alignment matrix.
-BahdanauRun setup(const LessonOptions& opts, report::Report& out) {
+BahdanauLesson setup(const LessonOptions& opts, report::Report& out) {
   const Seq2SeqSetup set = seq2seq_setup(opts, 2014);  // the paper's year
   const std::size_t d_in = set.d_in, d_h = set.d_h;
   const std::size_t S = set.src.tokens.size(), T_tgt = set.tgt.tokens.size();
@@ -410,11 +410,11 @@ BahdanauRun setup(const LessonOptions& opts, report::Report& out) {
   }
   Mat alignment = xt::empty<float>({T_tgt, S});  // (T_tgt, S): row i is alpha_i
   for (std::size_t i = 0; i < T_tgt; ++i) xt::view(alignment, i, xt::all()) = steps[i].alpha;
-  return BahdanauRun{opts, set, d_in, d_h, S, T_tgt, y_0, from_files, d_a, din, dh, enc_fwd, enc_bwd, W_s,
+  return BahdanauLesson{opts, set, d_in, d_h, S, T_tgt, y_0, from_files, d_a, din, dh, enc_fwd, enc_bwd, W_s,
                      W_a, U_a, v_a, decoder, v_a_vec, h_fwd, h_bwd, h, Uh, h_bwd_1, s_0, steps, alignment};
 }
 
-void stage_embeddings(const BahdanauRun& r, report::Report& out) {
+void stage_embeddings(const BahdanauLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const Seq2SeqSetup& set = r.set;
   const Vec& y_0 = r.y_0;
@@ -445,7 +445,7 @@ void stage_embeddings(const BahdanauRun& r, report::Report& out) {
   s.note(kUntrainedNote);
 }
 
-void stage_encoder(const BahdanauRun& r, report::Report& out) {
+void stage_encoder(const BahdanauLesson& r, report::Report& out) {
   const Mat& h_fwd = r.h_fwd;
   const Mat& h_bwd = r.h_bwd;
   const Mat& h = r.h;
@@ -471,7 +471,7 @@ void stage_encoder(const BahdanauRun& r, report::Report& out) {
   }
 }
 
-void stage_alignment_model(const BahdanauRun& r, report::Report& out) {
+void stage_alignment_model(const BahdanauLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const std::size_t d_h = r.d_h, S = r.S, T_tgt = r.T_tgt, d_a = r.d_a;
   const bool from_files = r.from_files;
@@ -500,7 +500,7 @@ void stage_alignment_model(const BahdanauRun& r, report::Report& out) {
          ". Each step adds only W_a s_{i-1}, d_a * d_h = " + num(d_a * d_h) + ".");
 }
 
-void stage_first_state(const BahdanauRun& r, report::Report& out) {
+void stage_first_state(const BahdanauLesson& r, report::Report& out) {
   const Vec& h_bwd_1 = r.h_bwd_1;
   const Vec& s_0 = r.s_0;
   auto& s = out.stage("The decoder's first state s_0", "s_0 = tanh(W_s h_bwd_1 + b_s)");
@@ -510,7 +510,7 @@ void stage_first_state(const BahdanauRun& r, report::Report& out) {
          "such a summary; here it is just where the decoder starts.");
 }
 
-void stage_step1_scores(const BahdanauRun& r, report::Report& out) {
+void stage_step1_scores(const BahdanauLesson& r, report::Report& out) {
   const Linear& W_a = r.W_a;
   const Linear& U_a = r.U_a;
   const Linear& v_a = r.v_a;
@@ -534,7 +534,7 @@ void stage_step1_scores(const BahdanauRun& r, report::Report& out) {
   check_close(s, "e_1 equals the scores with U_a h_j recomputed inside the step", direct, first.e);
 }
 
-void stage_step1_context(const BahdanauRun& r, report::Report& out) {
+void stage_step1_context(const BahdanauLesson& r, report::Report& out) {
   const Mat& h = r.h;
   const auto& src = r.set.src.tokens;
   const Step& first = r.steps[0];
@@ -549,7 +549,7 @@ void stage_step1_context(const BahdanauRun& r, report::Report& out) {
          "made for this step, leaning towards the words with the highest scores.");
 }
 
-void stage_step1_state(const BahdanauRun& r, report::Report& out) {
+void stage_step1_state(const BahdanauLesson& r, report::Report& out) {
   const std::size_t d_in = r.d_in, d_h = r.d_h;
   const Vec& y_0 = r.y_0;
   const Vec& s_0 = r.s_0;
@@ -565,7 +565,7 @@ void stage_step1_state(const BahdanauRun& r, report::Report& out) {
 }
 
 // Step i + 1 (i >= 1), folded: the alignment matrix gathers every step's weights.
-void stage_step(const BahdanauRun& r, std::size_t i, report::Report& out) {
+void stage_step(const BahdanauLesson& r, std::size_t i, report::Report& out) {
   const Mat& h = r.h;
   const Mat& Uh = r.Uh;
   const std::vector<Step>& steps = r.steps;
@@ -589,7 +589,7 @@ void stage_step(const BahdanauRun& r, std::size_t i, report::Report& out) {
   s.show("s_" + n, st.s);
 }
 
-void stage_alignment(const BahdanauRun& r, report::Report& out) {
+void stage_alignment(const BahdanauLesson& r, report::Report& out) {
   const std::size_t S = r.S, T_tgt = r.T_tgt;
   const bool from_files = r.from_files;
   const Vec& v_a_vec = r.v_a_vec;
@@ -638,7 +638,7 @@ void stage_alignment(const BahdanauRun& r, report::Report& out) {
   }
 }
 
-void stage_cost(const BahdanauRun& r, report::Report& out) {
+void stage_cost(const BahdanauLesson& r, report::Report& out) {
   const std::size_t d_in = r.d_in, d_h = r.d_h, S = r.S, T_tgt = r.T_tgt, d_a = r.d_a;
   const std::string& din = r.din;
   const std::string& dh = r.dh;
@@ -674,7 +674,7 @@ void stage_cost(const BahdanauRun& r, report::Report& out) {
 // The lesson as its table of contents (--states takes its own, shorter path).
 void lesson_bahdanau(const LessonOptions& opts, report::Report& out) {
   if (!opts.states_dir.empty()) return bahdanau_from_states(opts, out);
-  const BahdanauRun r = setup(opts, out);
+  const BahdanauLesson r = setup(opts, out);
   stage_embeddings(r, out);
   stage_encoder(r, out);
   stage_alignment_model(r, out);

@@ -49,7 +49,7 @@ const std::vector<std::string>& vocabulary() {
   return words;
 }
 
-std::string f4(double v) { return report::fixed(v, 4); }
+using report::f4;  // report/numbers.hpp
 
 // A turning rate: 4 decimals, or 3 significant digits below 0.001.
 std::string rate(double v) { return v >= 1e-3 ? report::fixed(v, 4) : report::scientific(v, 2); }
@@ -102,7 +102,7 @@ std::size_t argmax(const float* v, std::size_t n) {
 }
 
 // What the stages share: the sizes, the prompt, the model, and its pass traced and fast.
-struct BlockRun {
+struct BlockLesson {
   std::uint64_t seed = 0;
   std::size_t V = 0, B = 1, T = 0, d = 0, h = 0, hd = 0, h_kv = 0, f = 0, P = 0, groups = 0;
   float theta = 0.0f;
@@ -121,8 +121,8 @@ struct BlockRun {
 };
 
 // The sizes, checked before anything is made, and the prompt: word t % V at position t.
-BlockRun sizes_and_prompt(const LessonOptions& opts) {
-  BlockRun r;
+BlockLesson sizes_and_prompt(const LessonOptions& opts) {
+  BlockLesson r;
   r.seed = opts.seed.value_or(0);
   const std::vector<std::string>& vocab = vocabulary();
   const std::size_t V = r.V = vocab.size();
@@ -167,7 +167,7 @@ BlockRun sizes_and_prompt(const LessonOptions& opts) {
 }
 
 // The model, drawn in the order the reproduce lines construct it; `steps` records each draw.
-LlamaModel draw_model(const BlockRun& r, recipe::Recipe& steps) {
+LlamaModel draw_model(const BlockLesson& r, recipe::Recipe& steps) {
   const std::size_t V = r.V, d = r.d, h = r.h, h_kv = r.h_kv, hd = r.hd, f = r.f;
   TorchGenerator gen(r.seed);
   steps.seed(gen, r.seed);
@@ -209,7 +209,7 @@ LlamaModel draw_model(const BlockRun& r, recipe::Recipe& steps) {
 
 // The whole pass, the lessons' path (every intermediate kept), then the fast path a real model
 // runs; the scores the layer's softmax read (the same call the layer made, on its q, k, v).
-void forward(BlockRun& r) {
+void forward(BlockLesson& r) {
   r.logits = llama_forward(r.model, r.ids, &r.trace);                           // (B, T, V)
   r.logits_fast = llama_forward(r.model, r.ids);                                // (B, T, V)
   r.rope = rope_tables_from_inv_freq(r.model.inv_freq, r.T, 0, r.theta);        // cos, sin (T, hd)
@@ -219,8 +219,8 @@ void forward(BlockRun& r) {
 }
 
 // Sizes, model, pass and header: everything before the first stage.
-BlockRun setup(const LessonOptions& opts, report::Report& out) {
-  BlockRun r = sizes_and_prompt(opts);
+BlockLesson setup(const LessonOptions& opts, report::Report& out) {
+  BlockLesson r = sizes_and_prompt(opts);
   recipe::Recipe steps;
   r.model = draw_model(r, steps);
   forward(r);
@@ -234,7 +234,7 @@ BlockRun setup(const LessonOptions& opts, report::Report& out) {
   return r;
 }
 
-void stage_tokens(const BlockRun& r, report::Report& out) {
+void stage_tokens(const BlockLesson& r, report::Report& out) {
   const std::size_t B = r.B, T = r.T, d = r.d;
   const report::Labels& tok = r.tok;
   const Ids& ids = r.ids;
@@ -259,7 +259,7 @@ void stage_tokens(const BlockRun& r, report::Report& out) {
           0.0);
 }
 
-void stage_input_norm(const BlockRun& r, report::Report& out) {
+void stage_input_norm(const BlockLesson& r, report::Report& out) {
   const std::size_t T = r.T, d = r.d;
   const report::Labels& tok = r.tok;
   const ModelTrace& trace = r.trace;
@@ -290,7 +290,7 @@ void stage_input_norm(const BlockRun& r, report::Report& out) {
           "max |rms - sqrt(ms / (ms + eps))|", max_diff(after, expected), Relation::AtMost, 1e-6);
 }
 
-void stage_qkv_rope(const BlockRun& r, report::Report& out) {
+void stage_qkv_rope(const BlockLesson& r, report::Report& out) {
   const std::size_t h = r.h, h_kv = r.h_kv, P = r.P, groups = r.groups;
   const report::Labels& tok = r.tok;
   const LlamaModel& model = r.model;
@@ -340,7 +340,7 @@ void stage_qkv_rope(const BlockRun& r, report::Report& out) {
   check_identical(s, "position 0 is not turned (angle 0: cos 1, sin 0)", q0, q0_plain);
 }
 
-void stage_scores(const BlockRun& r, report::Report& out) {
+void stage_scores(const BlockLesson& r, report::Report& out) {
   const std::size_t T = r.T;
   const report::Labels& tok = r.tok;
   const LayerTrace& lt = r.lt();
@@ -355,7 +355,7 @@ void stage_scores(const BlockRun& r, report::Report& out) {
          "float32's lowest value instead, which gives the same weights here.");
 }
 
-void stage_softmax(const BlockRun& r, report::Report& out) {
+void stage_softmax(const BlockLesson& r, report::Report& out) {
   const std::size_t T = r.T, h = r.h;
   const report::Labels& tok = r.tok;
   const LayerTrace& lt = r.lt();
@@ -380,7 +380,7 @@ void stage_softmax(const BlockRun& r, report::Report& out) {
   s.note("The last token (" + tok[T - 1] + ") gives its largest weight in " + most + ".");
 }
 
-void stage_o_proj(const BlockRun& r, report::Report& out) {
+void stage_o_proj(const BlockLesson& r, report::Report& out) {
   const report::Labels& tok = r.tok;
   const ModelTrace& trace = r.trace;
   const LlamaLayer& L = r.layer();
@@ -393,7 +393,7 @@ void stage_o_proj(const BlockRun& r, report::Report& out) {
          f4(rms_all(lt.attn_out)) + ", x " + f4(rms_all(trace.embeddings)) + ".");
 }
 
-void stage_mlp(const BlockRun& r, report::Report& out) {
+void stage_mlp(const BlockLesson& r, report::Report& out) {
   const report::Labels& tok = r.tok;
   const LlamaLayer& L = r.layer();
   const LayerTrace& lt = r.lt();
@@ -427,7 +427,7 @@ void stage_mlp(const BlockRun& r, report::Report& out) {
   check_close(s, "down_proj(hidden) is the layer's mlp_out", linear(L.mlp.down_proj, hidden), lt.mlp_out);
 }
 
-void stage_output(const BlockRun& r, report::Report& out) {
+void stage_output(const BlockLesson& r, report::Report& out) {
   const report::Labels& tok = r.tok;
   const ModelTrace& trace = r.trace;
   const LlamaLayer& L = r.layer();
@@ -445,7 +445,7 @@ void stage_output(const BlockRun& r, report::Report& out) {
               lt.output);
 }
 
-void stage_logits(const BlockRun& r, report::Report& out) {
+void stage_logits(const BlockLesson& r, report::Report& out) {
   const std::vector<std::string>& vocab = vocabulary();
   const report::Labels& tok = r.tok;
   const LlamaModel& model = r.model;
@@ -466,7 +466,7 @@ void stage_logits(const BlockRun& r, report::Report& out) {
               logits_fast, logits);
 }
 
-void stage_next_token(const BlockRun& r, report::Report& out) {
+void stage_next_token(const BlockLesson& r, report::Report& out) {
   const std::size_t V = r.V, T = r.T;
   const std::vector<std::string>& vocab = vocabulary();
   const report::Labels& tok = r.tok;
@@ -511,7 +511,7 @@ void stage_next_token(const BlockRun& r, report::Report& out) {
 
 // The lesson as its table of contents: the layer in the order it runs, then the model's head.
 void lesson_block(const LessonOptions& opts, report::Report& out) {
-  const BlockRun r = setup(opts, out);
+  const BlockLesson r = setup(opts, out);
   stage_tokens(r, out);
   stage_input_norm(r, out);
   stage_qkv_rope(r, out);

@@ -70,7 +70,7 @@ std::string trend(const std::string& what, const Vec& v, const std::vector<std::
 }
 
 // What the stages share: the sentences, both cells, and the encoder's states.
-struct BottleneckRun {
+struct BottleneckLesson {
   Seq2SeqSetup set;
   std::size_t S, T_tgt, d_in, d_h;
   RnnCell encoder;  // weight_ih (d_h, d_in)
@@ -80,8 +80,8 @@ struct BottleneckRun {
 };
 
 // The sentences, the header, both cells drawn after the seed, and the encoder run once.
-BottleneckRun setup(const LessonOptions& opts, report::Report& out) {
-  BottleneckRun r{seq2seq_setup(opts, 1), 0, 0, 0, 0, {}, {}, {}, {}};
+BottleneckLesson setup(const LessonOptions& opts, report::Report& out) {
+  BottleneckLesson r{seq2seq_setup(opts, 1), 0, 0, 0, 0, {}, {}, {}, {}};
   const Seq2SeqSetup& set = r.set;
   r.S = set.src.tokens.size();
   r.T_tgt = set.tgt.tokens.size();
@@ -105,7 +105,7 @@ BottleneckRun setup(const LessonOptions& opts, report::Report& out) {
   return r;
 }
 
-void stage_inputs(const BottleneckRun& r, report::Report& out) {
+void stage_inputs(const BottleneckLesson& r, report::Report& out) {
   auto& s = out.stage("A sentence and its translation, as vectors", "x_j = embed(source word j);  y_i = embed(target word i)");
   s.show("x", r.set.src.x, r.set.src.tokens).show("y", r.set.tgt.x, r.set.tgt.tokens);
   s.note(r.set.src.origin);
@@ -113,7 +113,7 @@ void stage_inputs(const BottleneckRun& r, report::Report& out) {
   s.note(kUntrainedNote);
 }
 
-void stage_encoder_cell(const BottleneckRun& r, report::Report& out) {
+void stage_encoder_cell(const BottleneckLesson& r, report::Report& out) {
   auto& s = out.stage("The encoder cell", "h_t = tanh(W_xh x_t + W_hh h_{t-1} + b_h)");
   s.show("W_xh", r.encoder.weight_ih).show("W_hh", r.encoder.weight_hh).show("b_h", combined_bias(r.encoder));
   s.note("nn.RNNCell stores W_xh as weight_ih and W_hh as weight_hh, and keeps the bias as two "
@@ -122,7 +122,7 @@ void stage_encoder_cell(const BottleneckRun& r, report::Report& out) {
 }
 
 // The encoder, one stage per word: each state can only be a function of the words read so far.
-void stage_encoder_step(const BottleneckRun& r, std::size_t t, report::Report& out) {
+void stage_encoder_step(const BottleneckLesson& r, std::size_t t, report::Report& out) {
   const auto& src = r.set.src.tokens;
   auto& s = out.stage("Encoder step " + std::to_string(t + 1) + ": reads \"" + src[t] + "\"",
                       "h_" + std::to_string(t + 1) + " = tanh(W_xh x_" + std::to_string(t + 1) + " + W_hh h_" +
@@ -134,7 +134,7 @@ void stage_encoder_step(const BottleneckRun& r, std::size_t t, report::Report& o
   if (t == 0) s.note("h_0 is all zeros: before the first word there is nothing to remember.");
 }
 
-void stage_summary(const BottleneckRun& r, report::Report& out) {
+void stage_summary(const BottleneckLesson& r, report::Report& out) {
   const std::string din = std::to_string(r.d_in), dh = std::to_string(r.d_h);
   auto& s = out.stage("All the encoder states, and the one the decoder gets", "H = [h_1; ...; h_S];  c = h_S");
   s.show("H", r.H, r.set.src.tokens).show("c", r.c);
@@ -147,7 +147,7 @@ void stage_summary(const BottleneckRun& r, report::Report& out) {
 }
 
 // The decoder: input [y_{i-1} ; c] at every step, starting from s_0 = c and y_0 = <s>.
-void stage_decoder(const BottleneckRun& r, report::Report& out) {
+void stage_decoder(const BottleneckLesson& r, report::Report& out) {
   const std::size_t T_tgt = r.T_tgt, d_in = r.d_in, d_h = r.d_h;
   const Vec& c = r.c;  // (d_h,)
   Mat dec_in = xt::zeros<float>({T_tgt, d_in + d_h});  // (T_tgt, d_in + d_h)
@@ -177,7 +177,7 @@ void stage_decoder(const BottleneckRun& r, report::Report& out) {
 }
 
 // The measurement: how much c depends on each source word.
-void stage_dependence(const BottleneckRun& r, report::Report& out) {
+void stage_dependence(const BottleneckLesson& r, report::Report& out) {
   const std::size_t S = r.S, d_h = r.d_h;
   const auto& src = r.set.src.tokens;
   const Vec grad = final_state_sensitivity(r.encoder, r.H);  // (S,)
@@ -208,7 +208,7 @@ void stage_dependence(const BottleneckRun& r, report::Report& out) {
 }
 
 // The same measurement for longer and longer sentences.
-void stage_length_sweep(const BottleneckRun& r, report::Report& out) {
+void stage_length_sweep(const BottleneckLesson& r, report::Report& out) {
   const std::size_t d_in = r.d_in;
   const std::string dh = std::to_string(r.d_h);
   std::vector<std::vector<std::string>> sweep;
@@ -259,7 +259,7 @@ void stage_length_sweep(const BottleneckRun& r, report::Report& out) {
 
 // The lesson as its table of contents.
 void lesson_bottleneck(const LessonOptions& opts, report::Report& out) {
-  const BottleneckRun r = setup(opts, out);
+  const BottleneckLesson r = setup(opts, out);
   stage_inputs(r, out);
   stage_encoder_cell(r, out);
   for (std::size_t t = 0; t < r.S; ++t) stage_encoder_step(r, t, out);

@@ -90,7 +90,7 @@ std::size_t score_interval(std::size_t steps) {
   return std::max(every, (steps / 12 + every - 1) / every * every);
 }
 
-std::string f4(double v) { return report::fixed(v, 4); }
+using report::f4;  // report/numbers.hpp
 std::string f2(double v) { return report::fixed(v, 2); }
 
 // The job a head's scores name: the larger of its two job scores when it clears that job's bound.
@@ -103,7 +103,7 @@ std::string job_of(const HeadScores& s) {
 
 // What the stages and the training loop share: the settings, the model as it trains, the data,
 // and what each stage measured.
-struct LearnHeadsRun {
+struct LearnHeadsLesson {
   const LessonOptions& opts;
   std::uint64_t seed = 0;
   std::size_t steps = 0;
@@ -140,7 +140,7 @@ struct LearnHeadsRun {
 
 // The header, the model (drawn in float32, redrawn embeddings, then float64), the data, and the
 // untrained forward passes.
-LearnHeadsRun setup(const LessonOptions& opts, report::Report& out) {
+LearnHeadsLesson setup(const LessonOptions& opts, report::Report& out) {
   const std::uint64_t seed = opts.seed.value_or(kDefaultSeed);
   const std::size_t steps = static_cast<std::size_t>(opts.integer("--steps"));
   const double lr = opts.number("--lr");
@@ -189,7 +189,7 @@ LearnHeadsRun setup(const LessonOptions& opts, report::Report& out) {
   const TinyLmForward<double> f0 = tiny_lm_forward(model, first.inputs);  // every activation of the first batch
   const TinyLmForward<double> held0 = tiny_lm_forward(model, held_in);
 
-  LearnHeadsRun r{opts};
+  LearnHeadsLesson r{opts};
   r.seed = seed;
   r.steps = steps;
   r.lr = lr;
@@ -212,7 +212,7 @@ LearnHeadsRun setup(const LessonOptions& opts, report::Report& out) {
 }
 
 // ---- 1. the data
-void stage_data(const LearnHeadsRun& r, report::Report& out) {
+void stage_data(const LearnHeadsLesson& r, report::Report& out) {
   const std::size_t steps = r.steps, B = r.B, T = r.T;
   const std::string& Ss = r.Ss;
   const InductionBatch& held = r.held;
@@ -245,7 +245,7 @@ void stage_data(const LearnHeadsRun& r, report::Report& out) {
 }
 
 // ---- 2. the model and one forward pass (the stage is kept: its note comes after training)
-void stage_forward(LearnHeadsRun& r, report::Report& out) {
+void stage_forward(LearnHeadsLesson& r, report::Report& out) {
   TinyLmT<double>& model = r.model;
   const InductionBatch& held = r.held;
   const report::Labels& letters = r.letters;
@@ -289,7 +289,7 @@ void stage_forward(LearnHeadsRun& r, report::Report& out) {
 }
 
 // ---- 3. the loss
-void stage_loss(LearnHeadsRun& r, report::Report& out) {
+void stage_loss(LearnHeadsLesson& r, report::Report& out) {
   r.loss0 = tiny_lm_loss(r.f0, r.first.targets);
   const std::size_t steps = r.steps, V = r.V;
   const double lr = r.lr;
@@ -310,7 +310,7 @@ void stage_loss(LearnHeadsRun& r, report::Report& out) {
 }
 
 // ---- 4. one backward pass (the check moves the parameters along the gradient and back)
-void stage_backward(LearnHeadsRun& r, report::Report& out) {
+void stage_backward(LearnHeadsLesson& r, report::Report& out) {
   r.g0 = tiny_lm_backward(r.model, r.f0, r.first.targets);  // a gradient per parameter, its shape
   TinyLmT<double>& model = r.model;
   const TinyLmForward<double>& f0 = r.f0;
@@ -354,7 +354,7 @@ void stage_backward(LearnHeadsRun& r, report::Report& out) {
 }
 
 // ---- 5. one update
-void stage_update(LearnHeadsRun& r, report::Report& out) {
+void stage_update(LearnHeadsLesson& r, report::Report& out) {
   AdamSettings settings;
   settings.lr = r.lr;
   r.adam = AdamT<double>(settings);
@@ -396,7 +396,7 @@ void stage_update(LearnHeadsRun& r, report::Report& out) {
 
 // ---- 6. the training run: steps 2..steps, each forward, loss, backward, update, on fresh sequences;
 // the heads scored on the held-out sequences as it goes.
-void train(LearnHeadsRun& r) {
+void train(LearnHeadsLesson& r) {
   const LessonOptions& opts = r.opts;
   const std::size_t steps = r.steps, B = r.B;
   const double lr = r.lr;
@@ -441,7 +441,7 @@ void train(LearnHeadsRun& r) {
 }
 
 // ---- 6. the training run, as it went
-void stage_training(LearnHeadsRun& r, report::Report& out) {
+void stage_training(LearnHeadsLesson& r, report::Report& out) {
   const std::size_t steps = r.steps, V = r.V, every = r.every;
   const std::string& Ss = r.Ss;
   TinyLmT<double>& model = r.model;
@@ -525,7 +525,7 @@ void stage_training(LearnHeadsRun& r, report::Report& out) {
 }
 
 // ---- 7. what each head learned (and stage 2's note, now that it is known)
-void stage_heads(LearnHeadsRun& r, report::Report& out) {
+void stage_heads(LearnHeadsLesson& r, report::Report& out) {
   const std::size_t steps = r.steps, T = r.T, V = r.V, h = r.h, untrained_l2 = r.untrained_l2;
   TinyLmT<double>& model = r.model;
   const InductionBatch& held = r.held;
@@ -631,7 +631,7 @@ void stage_heads(LearnHeadsRun& r, report::Report& out) {
 
 // The lesson as its table of contents: one step of training taken apart, then the whole run.
 void lesson_learn_heads(const LessonOptions& opts, report::Report& out) {
-  LearnHeadsRun r = setup(opts, out);
+  LearnHeadsLesson r = setup(opts, out);
   stage_data(r, out);
   stage_forward(r, out);
   stage_loss(r, out);

@@ -128,7 +128,7 @@ Step luong_step(const Weights& w, const Mat& h_enc, const Vec& y_prev, const Vec
 // --states: the encoder states and the decoder state(s) come from files, so the lesson starts
 // at the scores. The scoring weights come from --weights, or are drawn from the seed.
 // What the stages of that shorter path share.
-struct StatesRun {
+struct StatesLesson {
   const LessonOptions& opts;
   RnnStates st;  // h_enc and h_t from --states, with their labels
   std::size_t S;
@@ -151,7 +151,7 @@ struct StatesRun {
 };
 
 // The states, the scoring weights (drawn or from --weights), the header, and every query scored.
-StatesRun states_setup(const LessonOptions& opts, report::Report& out) {
+StatesLesson states_setup(const LessonOptions& opts, report::Report& out) {
   const RnnStates st = rnn_states(opts, "h_t", "h_enc_");
   const std::size_t S = st.S, T = st.T, d_enc = st.d_enc, d_t = st.d_s;
   const bool from_files = !opts.weights.empty();
@@ -214,11 +214,11 @@ StatesRun states_setup(const LessonOptions& opts, report::Report& out) {
   const Mat a = softmax_rows(e_general);  // (T, S)
   Mat c = xt::empty<float>({T, d_enc});   // (T, d_enc)
   for (std::size_t t = 0; t < T; ++t) xt::view(c, t, xt::all()) = weighted_sum(row_of(a, t), st.H);  // (d_enc,)
-  return StatesRun{opts, st, S, T, d_enc, d_t, from_files, seed, W_g, W_c, v_c, d_a, dot, dir, e_dot, e_general,
+  return StatesLesson{opts, st, S, T, d_enc, d_t, from_files, seed, W_g, W_c, v_c, d_a, dot, dir, e_dot, e_general,
                    e_concat, a, c};
 }
 
-void stage_states(const StatesRun& r, report::Report& out) {
+void stage_states(const StatesLesson& r, report::Report& out) {
   const std::size_t S = r.S, T = r.T, d_enc = r.d_enc, d_t = r.d_t;
   const RnnStates& st = r.st;
   const std::string& dir = r.dir;
@@ -235,7 +235,7 @@ void stage_states(const StatesRun& r, report::Report& out) {
          "with whatever the files hold.");
 }
 
-void stage_states_scores(const StatesRun& r, report::Report& out) {
+void stage_states_scores(const StatesLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const std::size_t d_enc = r.d_enc, d_t = r.d_t, d_a = r.d_a;
   const RnnStates& st = r.st;
@@ -274,7 +274,7 @@ void stage_states_scores(const StatesRun& r, report::Report& out) {
            " but d_enc = " + num(d_enc) + ". General and concat bridge the widths with their matrices.");
 }
 
-void stage_states_context(const StatesRun& r, report::Report& out) {
+void stage_states_context(const StatesLesson& r, report::Report& out) {
   const std::size_t d_enc = r.d_enc;
   const RnnStates& st = r.st;
   const bool from_files = r.from_files;
@@ -303,14 +303,14 @@ void stage_states_context(const StatesRun& r, report::Report& out) {
 
 // The --states path as its table of contents.
 void luong_from_states(const LessonOptions& opts, report::Report& out) {
-  const StatesRun r = states_setup(opts, out);
+  const StatesLesson r = states_setup(opts, out);
   stage_states(r, out);
   stage_states_scores(r, out);
   stage_states_context(r, out);
 }
 
 // What the stages of the seeded model share: the sentences, the modules, and every step's tensors.
-struct LuongRun {
+struct LuongLesson {
   const LessonOptions& opts;
   Seq2SeqSetup set;  // the sentences, their embeddings and the sizes
   std::size_t d_in;
@@ -345,7 +345,7 @@ struct LuongRun {
 
 // The sentences, the header, every module drawn in the reproduce lines' order, and the whole forward
 // pass: the encoder, every decoder step, step 1's three scores, the stacked steps and the bridge.
-LuongRun setup(const LessonOptions& opts, report::Report& out) {
+LuongLesson setup(const LessonOptions& opts, report::Report& out) {
   const Seq2SeqSetup set = seq2seq_setup(opts, kDefaultSeed);
   const std::size_t d_in = set.d_in, d_h = set.d_h, d_k = kDk;
   const std::size_t S = set.src.tokens.size(), T = set.tgt.tokens.size();
@@ -447,11 +447,11 @@ LuongRun setup(const LessonOptions& opts, report::Report& out) {
   const Mat Q = matmul(H_dec, W_query);  // (T_tgt, d_h) @ (d_h, d_k) -> (T_tgt, d_k)
   const Mat K = matmul(h_enc, W_key);    // (S, d_h) @ (d_h, d_k) -> (S, d_k)
   const Mat QK = matmul_bt(Q, K);        // (T_tgt, d_k) @ (d_k, S) -> (T_tgt, S)
-  return LuongRun{opts, set, d_in, d_h, d_k, S, T, from_files, d_a, h2, w, W_query, W_key, y_0, h_enc,
+  return LuongLesson{opts, set, d_in, d_h, d_k, S, T, from_files, d_a, h2, w, W_query, W_key, y_0, h_enc,
                   h_enc_S, steps, e_1, a_1, kinds, H_dec, C, H_tilde, alignment, general, W_a, bridged, Q, K, QK};
 }
 
-void stage_embeddings(const LuongRun& r, report::Report& out) {
+void stage_embeddings(const LuongLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const std::size_t d_in = r.d_in;
   const Seq2SeqSetup& set = r.set;
@@ -470,7 +470,7 @@ void stage_embeddings(const LuongRun& r, report::Report& out) {
          " for the target: " + seed_list(tgt) + "; for <s>: " + std::to_string(word_seed("<s>")) + ".");
 }
 
-void stage_encoder(const LuongRun& r, report::Report& out) {
+void stage_encoder(const LuongLesson& r, report::Report& out) {
   const Mat& h_enc = r.h_enc;
   const auto& src = r.set.src.tokens;
   const Mat& x = r.set.src.x;  // (S, d_in)
@@ -503,7 +503,7 @@ void stage_step_order(report::Report& out) {
          "h_enc_S, and attention only reads it.");
 }
 
-void stage_step1_rnn(const LuongRun& r, report::Report& out) {
+void stage_step1_rnn(const LuongLesson& r, report::Report& out) {
   const Vec& y_0 = r.y_0;
   const Vec& h_enc_S = r.h_enc_S;
   const Step& first = r.steps.front();
@@ -514,7 +514,7 @@ void stage_step1_rnn(const LuongRun& r, report::Report& out) {
          "before the step; Luong scores with h_1, which has already read <s>.");
 }
 
-void stage_step1_scores(const LuongRun& r, report::Report& out) {
+void stage_step1_scores(const LuongLesson& r, report::Report& out) {
   const LessonOptions& opts = r.opts;
   const bool from_files = r.from_files;
   const Weights& w = r.w;
@@ -549,7 +549,7 @@ void stage_step1_scores(const LuongRun& r, report::Report& out) {
          "need not agree on anything; only training would make any of them meaningful.");
 }
 
-void stage_step1_weights(const LuongRun& r, report::Report& out) {
+void stage_step1_weights(const LuongLesson& r, report::Report& out) {
   const std::size_t S = r.S;
   const bool from_files = r.from_files;
   const Mat& e_1 = r.e_1;
@@ -566,7 +566,7 @@ void stage_step1_weights(const LuongRun& r, report::Report& out) {
          "lesson follows the general score (row 2): it is the one that leads to Q K^T.");
 }
 
-void stage_step1_context(const LuongRun& r, report::Report& out) {
+void stage_step1_context(const LuongLesson& r, report::Report& out) {
   const std::size_t d_h = r.d_h;
   const Mat& h_enc = r.h_enc;
   const Step& first = r.steps.front();
@@ -577,7 +577,7 @@ void stage_step1_context(const LuongRun& r, report::Report& out) {
          ", whatever the sentence length.");
 }
 
-void stage_step1_attentional(const LuongRun& r, report::Report& out) {
+void stage_step1_attentional(const LuongLesson& r, report::Report& out) {
   const Weights& w = r.w;
   const Step& first = r.steps.front();
   auto& s = out.stage("Step 1: the attentional state", "h~_1 = tanh(W_att [c_1 ; h_1])");
@@ -588,7 +588,7 @@ void stage_step1_attentional(const LuongRun& r, report::Report& out) {
          "stops at h~_t.");
 }
 
-void stage_every_step(const LuongRun& r, report::Report& out) {
+void stage_every_step(const LuongLesson& r, report::Report& out) {
   const std::size_t T = r.T;
   const Mat& h_enc = r.h_enc;
   const std::vector<Step>& steps = r.steps;
@@ -614,7 +614,7 @@ void stage_every_step(const LuongRun& r, report::Report& out) {
          "a step looks at all source words at once.");
 }
 
-void stage_alignment(const LuongRun& r, report::Report& out) {
+void stage_alignment(const LuongLesson& r, report::Report& out) {
   const std::size_t d_h = r.d_h, S = r.S, T = r.T;
   const bool from_files = r.from_files;
   const Mat& h_enc = r.h_enc;
@@ -661,7 +661,7 @@ void stage_alignment(const LuongRun& r, report::Report& out) {
   s.note(why);
 }
 
-void stage_cost(const LuongRun& r, report::Report& out) {
+void stage_cost(const LuongLesson& r, report::Report& out) {
   const std::size_t d_in = r.d_in, d_h = r.d_h, S = r.S, d_a = r.d_a;
   const Weights& w = r.w;
   const std::size_t general_p = d_h * d_h, concat_p = d_a * 2 * d_h + d_a, wc_p = d_h * 2 * d_h;
@@ -682,7 +682,7 @@ void stage_cost(const LuongRun& r, report::Report& out) {
          "S*d_a = " + num(d_a * d_h + S * d_a) + " per step, plus S*d_a tanh.");
 }
 
-void stage_bridge(const LuongRun& r, report::Report& out) {
+void stage_bridge(const LuongLesson& r, report::Report& out) {
   const std::size_t d_k = r.d_k;
   const Mat& W_query = r.W_query;
   const Mat& W_key = r.W_key;
@@ -704,7 +704,7 @@ void stage_bridge(const LuongRun& r, report::Report& out) {
          "as in step 1.");
 }
 
-void stage_bridge_qk(const LuongRun& r, report::Report& out) {
+void stage_bridge_qk(const LuongLesson& r, report::Report& out) {
   const Mat& h_enc = r.h_enc;
   const Mat& H_dec = r.H_dec;
   const Mat& bridged = r.bridged;
@@ -735,7 +735,7 @@ void stage_bridge_qk(const LuongRun& r, report::Report& out) {
 // The lesson as its table of contents (--states takes its own, shorter path).
 void lesson_luong(const LessonOptions& opts, report::Report& out) {
   if (!opts.states_dir.empty()) return luong_from_states(opts, out);
-  const LuongRun r = setup(opts, out);
+  const LuongLesson r = setup(opts, out);
   stage_embeddings(r, out);
   stage_encoder(r, out);
   stage_step_order(out);

@@ -64,7 +64,7 @@ struct SoftmaxSweep {
 };
 
 // What the stages share: the sizes, the key labels and both measurements.
-struct ScalingRun {
+struct ScalingLesson {
   std::uint64_t seed;
   std::size_t N;  // pairs (q, k) per width
   std::size_t T;  // keys per row
@@ -74,8 +74,8 @@ struct ScalingRun {
 };
 
 // The options, checked before anything is drawn, and the header.
-ScalingRun setup(const LessonOptions& opts, report::Report& out) {
-  ScalingRun r;
+ScalingLesson setup(const LessonOptions& opts, report::Report& out) {
+  ScalingLesson r;
   r.seed = opts.seed.value_or(0);
   const std::uint64_t seed = r.seed;
   // N pairs (q, k) per d_k (--samples, this lesson's own option): at 4096 the variance is known to ~2%.
@@ -133,7 +133,7 @@ VarianceSweep measure_variance(TorchGenerator& gen, std::size_t N) {
   return v;
 }
 
-void stage_dot_products(const ScalingRun& r, report::Report& out) {
+void stage_dot_products(const ScalingLesson& r, report::Report& out) {
   auto& s = out.stage("Dot products of random vectors", "q . k = sum_i q_i * k_i,  q_i, k_i ~ N(0, 1)");
   s.show("q[:3]", r.variance.q8).show("k[:3]", r.variance.k8).show("(q[:3] * k[:3]).sum(dim=-1)", r.variance.dots8);
   s.note("Shown: the first 3 of the " + std::to_string(r.N) + " pairs drawn at d_k = 8.");
@@ -142,7 +142,7 @@ void stage_dot_products(const ScalingRun& r, report::Report& out) {
          "adds d_k of them.");
 }
 
-void stage_variance(const ScalingRun& r, report::Report& out) {
+void stage_variance(const ScalingLesson& r, report::Report& out) {
   const std::size_t N = r.N;
   const VarianceSweep& v = r.variance;
   auto& s = out.stage("The variance of q . k grows with d_k",
@@ -218,7 +218,7 @@ SoftmaxSweep measure_softmax(TorchGenerator& gen, std::size_t T) {
   return sw;
 }
 
-void stage_softmax_sweep(const ScalingRun& r, report::Report& out) {
+void stage_softmax_sweep(const ScalingLesson& r, report::Report& out) {
   const std::size_t T = r.T;
   const std::vector<RowStats>& stats = r.softmax.stats;
   auto& s = out.stage("Softmax of rows of " + std::to_string(T) + " scores, unscaled vs scaled",
@@ -250,7 +250,7 @@ void stage_softmax_sweep(const ScalingRun& r, report::Report& out) {
   }
 }
 
-void stage_one_row(const ScalingRun& r, report::Report& out) {
+void stage_one_row(const ScalingLesson& r, report::Report& out) {
   const std::size_t T = r.T;
   const report::Labels& keys_labels = r.keys_labels;
   const Vec& example_scores = r.softmax.example_scores;  // (T,)
@@ -291,7 +291,7 @@ void stage_one_row(const ScalingRun& r, report::Report& out) {
 
 // The lesson as its table of contents: both measurements draw from one generator, in this order.
 void lesson_scaling(const LessonOptions& opts, report::Report& out) {
-  ScalingRun r = setup(opts, out);
+  ScalingLesson r = setup(opts, out);
   TorchGenerator gen(r.seed);
   // Part 1: the variance of q . k.
   r.variance = measure_variance(gen, r.N);

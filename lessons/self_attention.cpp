@@ -60,7 +60,7 @@ bool is_books_z2(const Ten3& context) {
 }
 
 // What the stages share: the inputs and the book's weights, then every tensor of both parts.
-struct SelfAttentionRun {
+struct SelfAttentionLesson {
   const LessonOptions& opts;
   SingleHeadSetup set;
   Mat W_query, W_key, W_value;  // (d_in, d_out) each
@@ -79,8 +79,8 @@ struct SelfAttentionRun {
 // The book's seed for 3.4, the weights (drawn or loaded), the header, and both forward passes.
 // Held at once (measured): the (B, T, T) scores and weights of both parts, each also copied into
 // the report, likewise x, the weights and the d_out-wide tensors.
-SelfAttentionRun setup(const LessonOptions& opts, report::Report& out) {
-  SelfAttentionRun r{opts, single_head_setup(opts, 123, {"self-attention", 10, 6, 4, 8, false}), {}, {}, {}};
+SelfAttentionLesson setup(const LessonOptions& opts, report::Report& out) {
+  SelfAttentionLesson r{opts, single_head_setup(opts, 123, {"self-attention", 10, 6, 4, 8, false}), {}, {}, {}};
   const SingleHeadSetup& set = r.set;
   const Ten3& x = set.in.x;  // (B, T, d_in)
 
@@ -111,12 +111,12 @@ SelfAttentionRun setup(const LessonOptions& opts, report::Report& out) {
   return r;
 }
 
-void stage_inputs(const SelfAttentionRun& r, report::Report& out) {
+void stage_inputs(const SelfAttentionLesson& r, report::Report& out) {
   auto& s = inputs_stage(out, r.set.view, r.set.in);
   for (const auto& note : r.opts.preset_notes) s.note(note);
 }
 
-void stage_plain_scores(const SelfAttentionRun& r, report::Report& out) {
+void stage_plain_scores(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Scores without weights: every token against every token",
                       "attn_scores = x @ x^T");
@@ -127,7 +127,7 @@ void stage_plain_scores(const SelfAttentionRun& r, report::Report& out) {
   s.note(self_scores_sentence(r.plain_scores, r.set.in));
 }
 
-void stage_plain_weights(const SelfAttentionRun& r, report::Report& out) {
+void stage_plain_weights(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Softmax turns each row of scores into weights",
                       "attn_weights = softmax(attn_scores, dim=-1)");
@@ -139,7 +139,7 @@ void stage_plain_weights(const SelfAttentionRun& r, report::Report& out) {
          "the largest score of a row gets the largest share.");
 }
 
-void stage_plain_context(const SelfAttentionRun& r, report::Report& out) {
+void stage_plain_context(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Context vectors: a weighted sum of all inputs",
                       "context_vec = attn_weights @ x");
@@ -151,7 +151,7 @@ void stage_plain_context(const SelfAttentionRun& r, report::Report& out) {
          "projections.");
 }
 
-void stage_weights(const SelfAttentionRun& r, report::Report& out) {
+void stage_weights(const SelfAttentionLesson& r, report::Report& out) {
   auto& s = out.stage("Trainable weights W_query, W_key, W_value",
                       "W_query, W_key, W_value = torch.rand(d_in, d_out), in that order");
   s.show("W_query", r.W_query).show("W_key", r.W_key).show("W_value", r.W_value);
@@ -161,7 +161,7 @@ void stage_weights(const SelfAttentionRun& r, report::Report& out) {
          "mechanism is the same either way.");
 }
 
-void stage_projections(const SelfAttentionRun& r, report::Report& out) {
+void stage_projections(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   const auto& tok = r.set.in.rows;
   auto& s = out.stage("Queries, keys and values",
@@ -175,7 +175,7 @@ void stage_projections(const SelfAttentionRun& r, report::Report& out) {
          "the value is what gets passed on. Each is a d_out-wide row per token.");
 }
 
-void stage_scores(const SelfAttentionRun& r, report::Report& out) {
+void stage_scores(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Attention scores", "attn_scores = queries @ keys^T");
   view.in(s, "queries", r.queries);
@@ -185,7 +185,7 @@ void stage_scores(const SelfAttentionRun& r, report::Report& out) {
          "whatever the learned projections make it.");
 }
 
-void stage_scale(const SelfAttentionRun& r, report::Report& out) {
+void stage_scale(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Scale by 1/sqrt(d_k)",
                       "scaled = attn_scores / sqrt(d_k),  d_k = keys.shape[-1] = " + std::to_string(r.set.d_out));
@@ -195,7 +195,7 @@ void stage_scale(const SelfAttentionRun& r, report::Report& out) {
          "out of its flat, saturated regions. `attn lesson scaling` measures why.");
 }
 
-void stage_softmax(const SelfAttentionRun& r, report::Report& out) {
+void stage_softmax(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Attention weights", "attn_weights = softmax(attn_scores / sqrt(d_k), dim=-1)");
   view.in(s, "scaled", r.scaled);
@@ -205,7 +205,7 @@ void stage_softmax(const SelfAttentionRun& r, report::Report& out) {
   check_rows_sum_to_one(s, "attn_weights", r.weights);
 }
 
-void stage_context(const SelfAttentionRun& r, report::Report& out) {
+void stage_context(const SelfAttentionLesson& r, report::Report& out) {
   const BatchView& view = r.set.view;
   auto& s = out.stage("Context vectors", "context_vec = attn_weights @ values");
   view.in(s, "attn_weights", r.weights);
@@ -221,7 +221,7 @@ void stage_context(const SelfAttentionRun& r, report::Report& out) {
 
 // The lesson as its table of contents: part 1 without weights, part 2 with W_query, W_key, W_value.
 void lesson_self_attention(const LessonOptions& opts, report::Report& out) {
-  const SelfAttentionRun r = setup(opts, out);
+  const SelfAttentionLesson r = setup(opts, out);
   stage_inputs(r, out);
   // Part 1: attention without trainable weights.
   stage_plain_scores(r, out);
