@@ -14,6 +14,7 @@
 #include "cli/compile_hints.hpp"
 #include "cli/exercise_workspace.hpp"
 #include "lesson_kit/options.hpp"
+#include "report/text.hpp"
 #include "report/text_sink.hpp"
 
 namespace attn::cli {
@@ -37,17 +38,13 @@ std::string relative(const ExercisePaths& paths, const std::string& path) {
   return path.compare(0, prefix.size(), prefix) == 0 ? path.substr(prefix.size()) : path;
 }
 
-namespace {
-constexpr char kKeep = '\x01';  // keep(): a byte report::wrap() does not split at
-}  // namespace
-
 std::string keep(std::string text) {
-  std::replace(text.begin(), text.end(), ' ', kKeep);
+  std::replace(text.begin(), text.end(), ' ', report::kKeep);
   return text;
 }
 std::string wrap_keeping(const std::string& text, const std::string& first, const std::string& rest) {
   std::string out = report::wrap(text, 80, first, rest);
-  std::replace(out.begin(), out.end(), kKeep, ' ');
+  std::replace(out.begin(), out.end(), report::kKeep, ' ');
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/plot.hpp"
+#include "report/text.hpp"
 #include "report/text_width.hpp"
 
 namespace attn::report {
@@ -269,7 +270,6 @@ namespace {
 // Items joined by ", " and wrapped only between items, never inside one ("causal False",
 // "queries (6, 2)").
 std::string wrap_items(const std::vector<std::string>& items, std::size_t width, const std::string& first) {
-  constexpr char kKeep = '\x01';  // a space wrap() must not break at
   std::string s;
   for (std::size_t i = 0; i < items.size(); ++i) {
     std::string item = items[i];
@@ -409,7 +409,6 @@ void TextSink::item(const Item& i) {
   } else if (const auto* tb = std::get_if<TableItem>(&i)) {
     out_ << "\n" << render_table(*tb, opts_.page_width);
   } else if (const auto* c = std::get_if<CheckItem>(&i)) {
-    constexpr char kKeep = '\x01';  // the numbers stay on one line
     std::string text = wrap(check_text(*c, kKeep), opts_.width, "", "    ");
     std::replace(text.begin(), text.end(), kKeep, ' ');
     out_ << "\n" << text;
