@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "io/utf8.hpp"
 #include "report/manifest.hpp"
 #include "report/nonfinite.hpp"
 #include "report/stage.hpp"
@@ -546,4 +547,25 @@ TEST_CASE("explain_nonfinite keeps a lesson's masked-row cause unless the input 
   attn::report::explain_nonfinite(fine, false);
   CHECK(tensor_of(fine.stages()[2], 0).nan_cause.empty());
   CHECK(notes_in(fine.stages()[1]) + notes_in(fine.stages()[2]) == 0);
+}
+
+TEST_CASE("io/utf8: one character's length, the invalid stretch one U+FFFD replaces, its code point") {
+  using attn::utf8_code_point;
+  using attn::utf8_invalid_length;
+  using attn::utf8_length;
+  CHECK(utf8_length("a", 0) == 1);
+  CHECK(utf8_length("\xC3\xA9", 0) == 2);
+  CHECK(utf8_length("\xE2\x82\xAC", 0) == 3);
+  CHECK(utf8_length("\xF0\x9F\x98\x80", 0) == 4);
+  CHECK(utf8_length("\x80", 0) == 0);              // a stray continuation byte
+  CHECK(utf8_length("\xC0\x80", 0) == 0);          // overlong
+  CHECK(utf8_length("\xE0\x80\x80", 0) == 0);      // overlong
+  CHECK(utf8_length("\xED\xA0\x80", 0) == 0);      // a surrogate
+  CHECK(utf8_length("\xF4\x90\x80\x80", 0) == 0);  // past U+10FFFF
+  CHECK(utf8_length("\xE2\x82", 0) == 0);          // cut short
+  CHECK(utf8_invalid_length("\xE2\x82", 0) == 2);
+  CHECK(utf8_invalid_length("\xE0\x80\x80", 0) == 1);  // 80 cannot follow E0
+  CHECK(utf8_invalid_length("\xFF", 0) == 1);
+  CHECK(utf8_code_point("\xE2\x82\xAC", 0, 3) == 0x20AC);
+  CHECK(utf8_code_point("\xF0\x9F\x98\x80", 0, 4) == 0x1F600);
 }

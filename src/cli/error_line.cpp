@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "io/utf8.hpp"
+
 namespace attn::cli {
 
 namespace {
@@ -11,22 +13,6 @@ std::string hex(unsigned char c) {
   char buf[5];
   std::snprintf(buf, sizeof buf, "\\x%02X", c);
   return buf;
-}
-
-// Bytes in a valid UTF-8 sequence starting at s[i] (2 to 4, shortest form, no surrogates, at most
-// U+10FFFF), or 0.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  const std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((b(k) & 0xC0) != 0x80) return 0;
-  if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-  if (c == 0xED && b(1) >= 0xA0) return 0;  // a surrogate
-  if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-  if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
-  return n;
 }
 
 }  // namespace

@@ -5,34 +5,11 @@
 
 #include "io/byte_level.hpp"
 #include "io/tokenizer_parts.hpp"
+#include "io/utf8.hpp"
 
 namespace attn {
 
 namespace {
-
-// Length of the valid UTF-8 character at `s[i]`, or 0 when none starts there (overlong forms,
-// surrogates and code points past U+10FFFF are invalid, as in Rust's str).
-std::size_t valid_char_at(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  const std::size_t left = s.size() - i;
-  auto cont = [&](std::size_t k) { return k < left && (b(k) & 0xC0) == 0x80; };
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // surrogates
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 std::string hex_byte(unsigned char c) {
   char buf[8];
@@ -44,7 +21,7 @@ std::string hex_byte(unsigned char c) {
 
 std::optional<std::size_t> invalid_utf8_at(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = valid_char_at(text, i);
+    const std::size_t n = utf8_length(text, i);
     if (n == 0) return i;
     i += n;
   }
@@ -125,7 +102,7 @@ std::string Tokenizer::readable(TokenId id) const {
   const std::string bytes = bytes_of(id);
   std::string out;
   for (std::size_t i = 0; i < bytes.size();) {
-    const std::size_t n = valid_char_at(bytes, i);
+    const std::size_t n = utf8_length(bytes, i);
     const unsigned char c = static_cast<unsigned char>(bytes[i]);
     if (n == 0) {
       out += hex_byte(c);  // a piece of a character another token finishes
@@ -153,7 +130,7 @@ std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {
   // Rust's from_utf8_lossy: each maximal invalid stretch (as its decoder steps) becomes U+FFFD.
   std::string out;
   for (std::size_t i = 0; i < bytes.size();) {
-    const std::size_t n = valid_char_at(bytes, i);
+    const std::size_t n = utf8_length(bytes, i);
     if (n) {
       out.append(bytes, i, n);
       i += n;

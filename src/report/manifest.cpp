@@ -8,31 +8,19 @@
 #include <map>
 #include <string_view>
 
+#include "io/utf8.hpp"
+
 namespace attn::report {
 
 namespace {
 
 // The UTF-8 sequence that starts at s[i] (s[i] >= 0x80): its length when it is valid, else 0, and
-// in `skip` how many bytes make up the maximal invalid subsequence (the lead byte and the valid
-// continuation bytes after it), which Unicode's "best practice" (§3.9) replaces with one U+FFFD,
-// as Python's bytes.decode("utf-8", "replace") and browsers do.
+// in `skip` how many bytes to step over: the character, or the maximal invalid subsequence that
+// one U+FFFD replaces (io/utf8.hpp).
 std::size_t utf8_sequence(const std::string& s, std::size_t i, std::size_t& skip) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  // The length the lead byte promises, and the range its first continuation byte must fall in
-  // (narrower after E0, ED, F0 and F4: no overlong forms, no surrogates, nothing past U+10FFFF).
-  std::size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-  std::size_t k = 1;  // bytes of a valid prefix read so far
-  while (len && k < len && i + k < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
-    ++k;
-  }
-  skip = len ? k : 1;
-  return len && k == len ? len : 0;
+  const std::size_t len = utf8_length(s, i);
+  skip = len ? len : utf8_invalid_length(s, i);
+  return len;
 }
 
 }  // namespace

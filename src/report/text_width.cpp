@@ -5,39 +5,11 @@
 
 #include <algorithm>
 
+#include "io/utf8.hpp"
+
 namespace attn::report {
 
 namespace {
-
-// Length of the UTF-8 sequence that starts at s[i], or 0 when it is not valid UTF-8.
-std::size_t sequence_length(const std::string& s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  unsigned min = 0;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) n = 2, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) n = 3, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) n = 4, min = 0x10000;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  unsigned cp = c & (0xFF >> (n + 1));
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not valid UTF-8.
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-// The code point of the valid n-byte sequence at s[i].
-char32_t code_point(const std::string& s, std::size_t i, std::size_t n) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  char32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
-  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  return cp;
-}
 
 // Columns one code point takes on a terminal. wcwidth() answers by the calling thread's locale,
 // and attn never calls setlocale (numbers must print the same everywhere), so the question is
@@ -58,7 +30,7 @@ std::size_t columns(char32_t cp) {
 std::string clean_label(const std::string& text) {
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = sequence_length(text, i);
+    const std::size_t n = utf8_length(text, i);
     const auto c = static_cast<unsigned char>(text[i]);
     if (n == 0 || c < 0x20 || c == 0x7F) {
       out += '?';
@@ -74,8 +46,8 @@ std::string clean_label(const std::string& text) {
 std::size_t display_width(const std::string& utf8) {
   std::size_t w = 0;
   for (std::size_t i = 0; i < utf8.size();) {
-    const std::size_t n = sequence_length(utf8, i);
-    w += n == 0 ? 1 : columns(code_point(utf8, i, n));
+    const std::size_t n = utf8_length(utf8, i);
+    w += n == 0 ? 1 : columns(utf8_code_point(utf8, i, n));
     i += n == 0 ? 1 : n;
   }
   return w;
@@ -87,8 +59,8 @@ std::string fit_label(const std::string& utf8, std::size_t width) {
   std::string out;
   std::size_t w = 0;
   for (std::size_t i = 0; i < utf8.size();) {
-    const std::size_t n = std::max<std::size_t>(1, sequence_length(utf8, i));
-    const std::size_t cw = sequence_length(utf8, i) == 0 ? 1 : columns(code_point(utf8, i, n));
+    const std::size_t n = std::max<std::size_t>(1, utf8_length(utf8, i));
+    const std::size_t cw = utf8_length(utf8, i) == 0 ? 1 : columns(utf8_code_point(utf8, i, n));
     if (w + cw + 1 > width) break;  // keep the last column for '~'
     out.append(utf8, i, n);
     w += cw;
