@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "report/colormap.hpp"
+#include "report/staging.hpp"
 #include "report/svg_sink.hpp"
 #include "xml_check.hpp"
 
@@ -186,7 +187,7 @@ TEST_CASE("the directory is checked before anything is written") {
   std::ofstream(file) << "x";
   CHECK(contains(svg_dir_problem(file), "not a directory"));
   CHECK(contains(svg_dir_problem(file + "/below"), "which is not a directory"));
-  make_svg_dir(dir + "/new/nested");
+  MadeDirs(dir + "/new/nested").keep();  // what --svg makes them with (cli/pictures.cpp)
   struct stat st;
   CHECK(stat((dir + "/new/nested").c_str(), &st) == 0);
   rmdir((dir + "/new/nested").c_str());

@@ -107,16 +107,6 @@ std::string svg_size_problem(const Report& report) {
   return "";
 }
 
-void make_svg_dir(const std::string& dir, std::vector<std::string>* created) {
-  if (is_dir(dir)) return;
-  make_svg_dir(parent_of(dir), created);
-  if (mkdir(dir.c_str(), 0777) != 0) {
-    if (errno == EEXIST) return;
-    throw std::runtime_error("could not create the directory '" + dir + "': " + std::strerror(errno));
-  }
-  if (created) created->push_back(dir);
-}
-
 bool PanelSelection::selects(const Pick& pick, const std::vector<std::size_t>& index) const {
   if (pick.batch >= 0 && index.size() >= 1 && index[0] != static_cast<std::size_t>(pick.batch)) return false;
   if (pick.head >= 0 && index.size() >= 2 && index[1] != static_cast<std::size_t>(pick.head)) return false;

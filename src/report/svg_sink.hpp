@@ -55,10 +55,6 @@ std::string svg_dir_problem(const std::string& dir);
 // The first attention matrix too large to draw, as "attn_weights (1, 300, 300)", or "".
 std::string svg_size_problem(const Report& report);
 
-// Creates `dir` and its missing parents (call svg_dir_problem first). Throws std::runtime_error.
-// Appends each directory it created to `created` (when given), deepest last.
-void make_svg_dir(const std::string& dir, std::vector<std::string>* created = nullptr);
-
 std::string svg_file_name(const std::string& lesson, std::size_t stage, std::size_t total_stages,
                           const std::string& tensor, const std::vector<std::size_t>& index);
 
