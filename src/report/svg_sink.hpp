@@ -17,6 +17,8 @@
 #include "report/interrupt.hpp"
 #include "report/panels.hpp"
 #include "report/stage.hpp"
+#include "report/svg_curve.hpp"
+#include "report/svg_heatmap.hpp"
 
 namespace attn::report {
 
@@ -57,31 +59,6 @@ std::string svg_size_problem(const Report& report);
 
 std::string svg_file_name(const std::string& lesson, std::size_t stage, std::size_t total_stages,
                           const std::string& tensor, const std::vector<std::size_t>& index);
-
-// A colour bar's ticks: round values (k times a step of 1, 2 or 5 times a power of ten) inside
-// [lo, hi], 4 to 7 of them where such a step exists (a step of 2.5 times a power of ten when none
-// does, or the 1-2-5 count nearest 4..7 after that; just the two ends for a span too small
-// beside its ends for a double to step through), each with its label written from integers, so
-// without float noise: "0", "0.2", "1.5", "2e-4".
-struct Tick {
-  double value = 0.0;
-  std::string label;
-};
-std::vector<Tick> round_ticks(double lo, double hi);
-
-// The SVG document of one panel of `t`, shown in stage `s` of the lesson in `h`. Besides the
-// cells, it names its axes (TensorItem::row_axis, col_axis) and what the colour bar measures
-// (value_name; with --heatmap-scale row, a place in each row's own range, 0 to 1), and says
-// "untrained weights" or "weights trained for N steps" as TensorItem::training has it.
-std::string svg_picture(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t,
-                        const PanelSet& set, const Panel& panel);
-
-// The SVG document of a curve (TensorItem::curve_x, such as a loss per training step): the points
-// joined by a line over x = 1..n, with grid lines and tick labels. The y axis is logarithmic when
-// every finite point is positive and they span more than a factor of 20 (a loss falling from 3 to
-// 0.002 would otherwise be a flat line after the first tenth), linear otherwise; non-finite points
-// break the line. File name: svg_file_name(lesson, stage, total, tensor, {}).
-std::string svg_curve(const Header& h, const Stage& s, std::size_t total_stages, const TensorItem& t);
 
 // Writes the pictures of every attention tensor and every curve of each stage it is given. Each
 // file is written to its temporary name beside its place (staging.hpp, staging_path:
