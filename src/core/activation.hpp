@@ -5,7 +5,7 @@
 // In float32, operation by operation as PyTorch evaluates them: x^3 as x * x * x (torch.pow with
 // exponent 3.0), sqrt(2 / pi) a double rounded to float once, 0.5 * x before the bracket; silu as
 // PyTorch's CPU kernel writes it, x / (1 + exp(-x)). tanh and exp come from the C library, PyTorch's
-// from SLEEF (within 1 ulp): results agree to about one ulp (tests/test_model_layers.cpp).
+// from SLEEF (within 1 ulp): results agree to about one ulp (tests/core/test_model_layers.cpp).
 //
 // Legend: B batch, T tokens, n any width.
 #pragma once

@@ -24,7 +24,7 @@
 // Mask: Hugging Face's eager attention fills masked scores with float32's lowest value
 // (torch.finfo(float32).min); these paths use -inf. While every row sees at least one key (any
 // causal mask over a whole sequence) both give exactly the same softmax: exp(lowest - max)
-// underflows to 0 as exp(-inf) does. tests/test_model_layers.cpp checks it.
+// underflows to 0 as exp(-inf) does. tests/core/test_model_layers.cpp checks it.
 //
 // Legend: B batch, T tokens, d hidden size, h query heads, h_kv key/value heads, hd head width
 // (d / h for GPT-2; q_proj's rows / h for Llama, the config's head_dim), f the MLP's width.

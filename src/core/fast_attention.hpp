@@ -26,7 +26,7 @@
 // Numbers: equal to scaled_dot_product_attention to float32 rounding, not bit for bit: the
 // scale is applied as sgemm's alpha (one rounding) instead of a division, exp is a polynomial
 // (relative error below 2e-7 on the range softmax uses) evaluated several rows' worth at a time,
-// and the sums add in another order. tests/test_fast_attention.cpp states the tolerance. A row
+// and the sums add in another order. tests/core/test_fast_attention.cpp states the tolerance. A row
 // that holds NaN, or whose largest score is infinite, gives NaN, as softmax_rows does.
 //
 // Legend: B batch, h query heads, h_kv key/value heads (dividing h; h_kv = h is ordinary

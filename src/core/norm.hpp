@@ -5,7 +5,7 @@
 //       (Llama, Qwen2): no mean subtracted, no bias.
 // Both in float32 as PyTorch runs them for float32 inputs; the row sums accumulate in double and
 // are rounded once (PyTorch sums in float pairwise: both stay within an ulp or two of the exact
-// mean at these widths; tests/test_model_layers.cpp holds the outputs to PyTorch's).
+// mean at these widths; tests/core/test_model_layers.cpp holds the outputs to PyTorch's).
 //
 // Legend: B batch, T tokens, d the normalised width (hidden size); eps the config's
 // layer_norm_epsilon (GPT-2: 1e-5) or rms_norm_eps (Llama 3: 1e-5, Qwen2: 1e-6).

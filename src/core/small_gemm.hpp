@@ -26,7 +26,7 @@
 // `lanes` interleaved partial sums (8 for AVX2, 16 for AVX-512, 4 for the baseline) added up at the
 // end, with fused multiply-adds where the CPU has them; b sums in k order, one fused (or, on the
 // baseline, unfused) multiply-add per term. Different instruction sets therefore differ in the last
-// bits; tests/test_small_gemm.cpp bounds the difference by a tolerance that grows with sqrt(k).
+// bits; tests/core/test_small_gemm.cpp bounds the difference by a tolerance that grows with sqrt(k).
 //
 // Instruction sets: one body, written with GCC's vector extensions, is compiled three times
 // (AVX-512, AVX2+FMA, plain x86-64 SSE2) and the widest the CPU runs is chosen at run time, so the

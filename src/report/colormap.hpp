@@ -39,7 +39,7 @@ Rgb xterm256_rgb(int index);
 // difference jumps a step, and equal weights seem to differ. The ramp is instead the palette
 // colours met along viridis (at each of its 256 entries, the perceptually nearest, in OKLab), in
 // order, and t picks one of them in equal bands: each step stands for the same share of the scale,
-// and lightness rises at every step (tests/test_colormap.cpp).
+// and lightness rises at every step (tests/report/test_colormap.cpp).
 const std::vector<int>& xterm256_viridis_ramp();
 // The step of that ramp for t in [0, 1] (clamped; NaN gives the first).
 int xterm256_viridis(double t);

@@ -1,6 +1,6 @@
 // The training progress bar as a learner meets it: `attn lesson learn-heads` with stderr on a
 // (pseudo-)terminal draws the bar in place and clears it; with stderr on a pipe nothing at all is
-// written there. The bar's own logic is tests/test_progress.cpp.
+// written there. The bar's own logic is tests/cli/test_progress.cpp.
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>

@@ -2,7 +2,7 @@
 // out exactly as they do in the full run, in the text, in --format json, in --dump and in --svg;
 // the run header stays, with a line saying which stages of how many; bad selections are one line
 // on stderr, status 2, nothing on stdout and nothing written. (--step over a selection: the pty
-// case in test_pictures, and the loop itself in tests/test_stage_select.cpp.)
+// case in test_pictures, and the loop itself in tests/report/test_stage_select.cpp.)
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-# Makes tests/data/layers/: the operation fixtures of tests/test_model_layers.cpp.
+# Makes tests/data/layers/: the operation fixtures of tests/core/test_model_layers.cpp.
 # Run with Debian's PyTorch 1.13 from the repository root:
 #   /usr/bin/python3 tests/data/layers/make_layers.py
 #
