@@ -168,8 +168,8 @@ LearnHeadsLesson setup(const LessonOptions& opts, report::Report& out) {
   // generators of their own, so that --steps changes neither the model nor the first batches.
   // Drawn in float32 as PyTorch draws it, trained in float64 (model.double() in the script): over
   // hundreds of steps training amplifies last-bit differences, and float32's differ between
-  // OpenBLAS kernels, thread counts and libm variants (DESIGN.md, trap 11) by enough to change
-  // printed digits, while float64's stay far below them (core/tiny_lm.hpp).
+  // OpenBLAS kernels, thread counts and libm variants (docs/architecture.md, trap 11) by enough
+  // to change printed digits, while float64's stay far below them (core/tiny_lm.hpp).
   TorchGenerator model_gen(seed);
   TinyLm drawn = make_tiny_lm(model_gen, V, T, d, h, kLayers);
   // nn.Embedding draws with normal_, whose float32 values PyTorch computes with approximate
