@@ -137,12 +137,7 @@ std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {
       continue;
     }
     out += "\xEF\xBF\xBD";
-    // Skip the longest prefix of a character that could have been valid, at least one byte.
-    std::size_t skip = 1;
-    const unsigned char c = static_cast<unsigned char>(bytes[i]);
-    const std::size_t want = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
-    while (skip < want && i + skip < bytes.size() && (static_cast<unsigned char>(bytes[i + skip]) & 0xC0) == 0x80) ++skip;
-    i += skip;
+    i += utf8_invalid_length(bytes, i);  // the maximal invalid stretch: E0 80 is two, E6 97 one
   }
   return out;
 }

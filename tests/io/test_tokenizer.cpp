@@ -145,6 +145,11 @@ TEST_CASE("decoding: the round trip, and pieces of a character shown as bytes") 
   REQUIRE(ids.size() == 2);
   CHECK(tok.readable(ids[0]) + tok.readable(ids[1]) == "<0xE6><0x97><0xA5>");
   CHECK(tok.decode({ids[0]}) == "\xEF\xBF\xBD");  // alone: U+FFFD, as from_utf8_lossy
+  // E0 80: 80 cannot follow E0 (it would be overlong), so each byte is its own invalid stretch.
+  // Hugging Face's tokenizers (0.6.0 for Node) decode ids 156 (byte E0) and 222 (byte 80) of
+  // GPT-2 to two U+FFFD; a decoder that skipped every continuation byte after E0 gave one.
+  CHECK(tok.decode({156, 222}) == "\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(tok.decode({ids[0], ids[1]}) == "日");  // E6 97 A5 whole again
 }
 
 TEST_CASE("invalid UTF-8 is found at its byte offset") {
